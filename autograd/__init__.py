@@ -1,0 +1,48 @@
+"""autograd: a tape-based automatic-differentiation and deep-learning framework on NumPy and CuPy.
+
+>>> import numpy as np, autograd
+>>> w = autograd.Tensor(data=np.ones((2, 1), np.float32), stores_grad=True)
+>>> x = autograd.Tensor(data=np.array([[1.0, 2.0]], np.float32), requires_grad=False)
+>>> loss = autograd.mse_loss(autograd.matmul(x, w), autograd.Tensor(data=[[0.0]]))
+>>> [(p is w, g.to_numpy().ravel().tolist()) for p, g in autograd.backward(loss)]
+[(True, [6.0, 12.0])]
+"""
+import sys as _sys
+import types as _types
+
+from . import device
+from .device import manual_seed
+from .tensor import Tensor
+from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
+from .operations.base import Operation
+from .operations.elementwise import *        # noqa: F401,F403  (each module's __all__)
+from .operations.activation import *         # noqa: F401,F403
+from .operations.linalg import *             # noqa: F401,F403
+from .operations.reduction import *          # noqa: F401,F403
+from .operations.shape import *              # noqa: F401,F403
+from .operations.loss import *               # noqa: F401,F403
+from .operations.conv import *               # noqa: F401,F403
+from .operations.pooling import *            # noqa: F401,F403
+from .operations.normalization import *      # noqa: F401,F403
+from .operations.dropout import *            # noqa: F401,F403
+from .operations.embedding import *          # noqa: F401,F403
+from .gradcheck import gradcheck, GradcheckError
+from . import graph as _graph
+
+__version__ = "0.1.0"
+
+
+class _Module(_types.ModuleType):
+    """Makes ``autograd.training`` a live switch: reading and assigning it reaches the flag
+    that operations and layers consult (a plain module attribute would be a stale copy)."""
+
+    @property
+    def training(self):
+        return _graph.config.training
+
+    @training.setter
+    def training(self, value):
+        _graph.config.training = bool(value)
+
+
+_sys.modules[__name__].__class__ = _Module

@@ -1,0 +1,165 @@
+"""Devices: where a Tensor's array lives, and the array module (NumPy or CuPy) that computes on it.
+
+CuPy is optional and imported only when a GPU is asked for, so ``import autograd`` works on any
+machine. Every operation finds its array module from its inputs with :func:`get_array_module`,
+so one implementation serves both devices.
+
+>>> cpu().kind, cpu() is cpu()
+('cpu', True)
+"""
+import numpy as np
+
+__all__ = [
+    "Device", "cpu", "gpu", "create_cuda_gpu", "create_cuda_gpu_on", "get_default_device",
+    "set_default_device", "get_array_module", "device_of_array", "move_array", "manual_seed",
+]
+
+
+class Device:
+    """A place where arrays live: ``cpu`` or ``gpu:N``. Compare with ``==``; one object per place.
+
+    ``xp`` is the array module (``numpy`` or ``cupy``); ``random`` is this device's generator,
+    reseeded by :func:`manual_seed`, which initialisers and dropout draw from.
+    """
+
+    __slots__ = ("kind", "index", "xp", "random")
+
+    def __init__(self, kind, index, xp):
+        self.kind = kind
+        self.index = index
+        self.xp = xp
+        self.random = xp.random.default_rng() if kind == "cpu" else _new_cupy_generator(xp, None)
+
+    def __repr__(self):
+        return "cpu" if self.kind == "cpu" else f"gpu:{self.index}"
+
+    def seed(self, seed):
+        """Restart this device's random generator from ``seed``."""
+        if self.kind == "cpu":
+            self.random = np.random.default_rng(seed)
+        else:
+            with self.xp.cuda.Device(self.index):
+                self.random = _new_cupy_generator(self.xp, seed)
+
+    def activate(self):
+        """A context manager that makes this device current for CuPy (a no-op on the CPU)."""
+        if self.kind == "cpu":
+            return _NullContext()
+        return self.xp.cuda.Device(self.index)
+
+
+class _NullContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _new_cupy_generator(cupy, seed):
+    return cupy.random.default_rng(seed)
+
+
+_CPU = Device("cpu", 0, np)
+_gpus = {}
+_default = _CPU
+_seed = None          # the last manual_seed, applied to GPUs created after it
+_cupy = None          # the cupy module once a GPU has been asked for
+
+
+def cpu():
+    """The host device (NumPy arrays)."""
+    return _CPU
+
+
+def _import_cupy():
+    global _cupy
+    if _cupy is None:
+        try:
+            import cupy
+        except ImportError as error:
+            raise RuntimeError(
+                "gpu: CuPy is not installed; install the GPU extra "
+                "(pip install -e \".[gpu]\") on a machine with an NVIDIA GPU") from error
+        _cupy = cupy
+    return _cupy
+
+
+def gpu(index=0):
+    """The NVIDIA GPU number ``index`` (CuPy arrays). Raises RuntimeError naming what is missing."""
+    device = _gpus.get(index)
+    if device is not None:
+        return device
+    cupy = _import_cupy()
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:   # CUDA driver missing or broken: say so instead of a CUDA trace
+        raise RuntimeError(f"gpu: CuPy is installed but no CUDA GPU is usable ({error})") from error
+    if not 0 <= index < count:
+        raise RuntimeError(f"gpu: asked for gpu:{index} but this machine has {count} GPU(s)")
+    with cupy.cuda.Device(index):
+        device = Device("gpu", index, cupy)
+    if _seed is not None:
+        device.seed(_seed + index)
+    _gpus[index] = device
+    return device
+
+
+def create_cuda_gpu():
+    """SINGA's spelling of ``gpu(0)``."""
+    return gpu(0)
+
+
+def create_cuda_gpu_on(index):
+    """SINGA's spelling of ``gpu(index)``."""
+    return gpu(index)
+
+
+def get_default_device():
+    """The device new Tensors go to when none is given (the CPU unless changed)."""
+    return _default
+
+
+def set_default_device(device):
+    """Make ``device`` the one new Tensors go to when none is given."""
+    global _default
+    if not isinstance(device, Device):
+        raise TypeError(f"set_default_device: expected a Device, got {type(device).__name__}")
+    _default = device
+
+
+def get_array_module(array):
+    """``numpy`` for a NumPy array (or scalar), ``cupy`` for a CuPy array."""
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return _cupy
+    return np
+
+
+def device_of_array(array):
+    """The Device an array lives on."""
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return gpu(array.device.id)
+    return _CPU
+
+
+def manual_seed(seed):
+    """Seed the random generator of every device, present and future, so runs repeat.
+
+    >>> manual_seed(0); a = cpu().random.random(); manual_seed(0); a == cpu().random.random()
+    True
+    """
+    global _seed
+    _seed = seed
+    _CPU.seed(seed)
+    for index, device in _gpus.items():
+        device.seed(seed + index)
+
+
+def move_array(array, device):
+    """``array`` on ``device``: the same object if it is already there, else a copy."""
+    if device_of_array(array) is device:
+        return array
+    if device.kind == "cpu":
+        return array.get()
+    with device.activate():
+        return device.xp.asarray(array)

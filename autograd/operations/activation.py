@@ -1,0 +1,2 @@
+"""(activation: to be written.)"""
+__all__ = []

@@ -1,0 +1,127 @@
+"""Operation: the unit the tape records. Subclass it to add an op.
+
+A subclass writes ``forward(*arrays)`` and ``backward(*grads)`` on raw NumPy/CuPy arrays; calling
+the instance on Tensors runs forward and, when recording is on and some input needs a gradient,
+links the outputs to it so that ``autograd.backward`` can call its backward later.
+
+>>> import numpy as np, autograd
+>>> class Square(autograd.Operation):
+...     '''y = x^2.   dx = 2 x dy'''
+...     def forward(self, x):
+...         self.save_for_backward(x)
+...         return x * x
+...     def backward(self, dy):
+...         (x,) = self.saved
+...         return 2 * x * dy
+>>> x = autograd.Tensor(data=[3.0], stores_grad=True)
+>>> [g.to_numpy() for _, g in autograd.backward(autograd.sum(Square()(x)))]
+[array([6.], dtype=float32)]
+"""
+import os
+import traceback
+
+from ..graph import config, thread_state, check_finite
+
+__all__ = ["Operation"]
+
+
+class Operation:
+    """Base class of every differentiable operation.
+
+    Attributes a subclass may read:
+      ``saved``            what ``save_for_backward`` stored (a tuple), released after backward;
+      ``needs_input_grad`` one bool per input: whether backward must produce that gradient
+                           (a data batch needs none, so e.g. a conv can skip its input gradient).
+    Set by ``__call__`` for the graph walk: ``input_edges`` (see ``autograd.graph``) and, for ops
+    with several outputs, ``output_shapes``.
+    """
+
+    saved = ()
+    needs_input_grad = ()
+    input_edges = None
+    output_shapes = None
+    recording = True        # False while a call is not recorded: save_for_backward keeps nothing
+
+    def __init__(self):
+        pass
+
+    def forward(self, *arrays):
+        """Compute the outputs from raw arrays; return an array or a tuple of arrays."""
+        raise NotImplementedError(f"{type(self).__name__} does not define forward")
+
+    def backward(self, *grads):
+        """Given one gradient per output, return one gradient per input (``None`` for an input
+        that takes none), each with that input's shape and dtype."""
+        raise NotImplementedError(f"{type(self).__name__} does not define backward")
+
+    def save_for_backward(self, *arrays):
+        """Keep ``arrays`` for backward (as ``self.saved``); nothing is kept when not recording."""
+        if self.recording:
+            self.saved = arrays
+
+    def __call__(self, *inputs):
+        try:
+            arrays = [t.data for t in inputs]
+            first = inputs[0]
+            device = first.device
+            if len(inputs) > 1:
+                _check_compatible(self, inputs, arrays)
+        except (AttributeError, IndexError):
+            raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
+                            f"({', '.join(type(t).__name__ for t in inputs)})") from None
+        record = config.training and thread_state.grad_enabled
+        if record:
+            needs = tuple([t.requires_grad and (t.stores_grad or t.creator is not None)
+                           for t in inputs])
+            record = True in needs
+        self.recording = record
+        if record:
+            self.needs_input_grad = needs
+        if config.debug:
+            self.created_at = _user_line()
+        outputs = self.forward(*arrays)
+        multiple = type(outputs) is tuple
+        if config.debug:
+            check_finite(self, outputs if multiple else (outputs,), "forward")
+        make = type(first).from_operation
+        if not record:
+            if multiple:
+                return tuple([make(o, device, None, 0) for o in outputs])
+            return make(outputs, device, None, 0)
+        self.input_edges = [
+            (t.creator, t.output_index, t if t.stores_grad else None, a.shape, a.dtype)
+            if need else None
+            for t, a, need in zip(inputs, arrays, needs)]
+        if multiple:
+            self.output_shapes = [(o.shape, o.dtype) for o in outputs]
+            return tuple([make(o, device, self, i) for i, o in enumerate(outputs)])
+        return make(outputs, device, self, 0)
+
+
+def _check_compatible(op, inputs, arrays):
+    """One device for all inputs; floating inputs of one dtype (no silent float32->float64)."""
+    device = inputs[0].device
+    floating = None
+    for t, a in zip(inputs, arrays):
+        if t.device is not device:
+            raise TypeError(
+                f"{type(op).__name__}: inputs are on different devices ({device} and {t.device}); "
+                "move one with to_device()")
+        if a.dtype.kind == "f":
+            if floating is None:
+                floating = a.dtype
+            elif a.dtype != floating:
+                raise TypeError(
+                    f"{type(op).__name__}: cannot mix {floating} and {a.dtype} inputs; cast one "
+                    "explicitly with as_type()")
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_line():
+    """The innermost stack frame outside the autograd package, as 'file:line in function'."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
+            return f"{frame.filename}:{frame.lineno} in {frame.name}"
+    return "<unknown>"

@@ -1,0 +1,2 @@
+"""(conv: to be written.)"""
+__all__ = []

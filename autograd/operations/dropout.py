@@ -1,0 +1,2 @@
+"""(dropout: to be written.)"""
+__all__ = []

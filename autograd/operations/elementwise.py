@@ -1,0 +1,544 @@
+"""Elementwise arithmetic and math: binary ops with NumPy broadcasting, scalar forms, unary math.
+
+A Python or NumPy scalar operand becomes an attribute of a one-input op (``x * 2.0`` is
+``MulScalar(2.0)(x)``), so it takes the tensor's dtype and costs no extra graph node.
+
+>>> from autograd import Tensor
+>>> (Tensor(data=[1.0, 2.0]) * 3 + 1).to_numpy()
+array([4., 7.], dtype=float32)
+"""
+from ..device import get_array_module
+from .base import Operation
+from .utils import unbroadcast, as_tensor_like, scalar_value, check_broadcast
+
+__all__ = [
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum",
+    "negative", "neg", "exp", "log", "sqrt", "abs", "sign", "reciprocal", "sin", "cos", "tan",
+    "clip",
+]
+
+
+def _operands(a, b, name):
+    """Two Tensors on one device for a binary op: constants become Tensors like the other
+    operand, an integer Tensor takes the floating one's dtype, and shapes must broadcast."""
+    if not hasattr(a, "creator"):
+        a = as_tensor_like(a, b, name)
+    elif not hasattr(b, "creator"):
+        b = as_tensor_like(b, a, name)
+    da, db = a.data.dtype, b.data.dtype
+    if da.kind != db.kind:
+        if da.kind == "f" and db.kind in "iub":
+            b = as_tensor_like(b.data.astype(da), a, name)
+        elif db.kind == "f" and da.kind in "iub":
+            a = as_tensor_like(a.data.astype(db), b, name)
+    check_broadcast(name, a.data, b.data)
+    return a, b
+
+
+# ---------------------------------------------------------------- binary, broadcasting
+
+class Add(Operation):
+    """y = a + b (broadcast).   da = dy, db = dy, each summed to its input's shape"""
+
+    def forward(self, a, b):
+        self.shapes = a.shape, b.shape
+        return a + b
+
+    def backward(self, dy):
+        sa, sb = self.shapes
+        need_a, need_b = self.needs_input_grad
+        return (unbroadcast(dy, sa) if need_a else None,
+                unbroadcast(dy, sb) if need_b else None)
+
+
+class Sub(Operation):
+    """y = a - b (broadcast).   da = dy, db = -dy"""
+
+    def forward(self, a, b):
+        self.shapes = a.shape, b.shape
+        return a - b
+
+    def backward(self, dy):
+        sa, sb = self.shapes
+        need_a, need_b = self.needs_input_grad
+        return (unbroadcast(dy, sa) if need_a else None,
+                unbroadcast(-dy, sb) if need_b else None)
+
+
+class Mul(Operation):
+    """y = a * b (broadcast).   da = dy * b, db = dy * a"""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a * b
+
+    def backward(self, dy):
+        a, b = self.saved
+        need_a, need_b = self.needs_input_grad
+        return (unbroadcast(dy * b, a.shape) if need_a else None,
+                unbroadcast(dy * a, b.shape) if need_b else None)
+
+
+class Div(Operation):
+    """y = a / b (broadcast).   da = dy / b, db = -dy * a / b^2"""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a / b
+
+    def backward(self, dy):
+        a, b = self.saved
+        need_a, need_b = self.needs_input_grad
+        da = dy / b
+        return (unbroadcast(da, a.shape) if need_a else None,
+                unbroadcast(-da * a / b, b.shape) if need_b else None)
+
+
+class Pow(Operation):
+    """y = a ** b (broadcast).   da = dy * b * a^(b-1), db = dy * y * log(a)"""
+
+    def forward(self, a, b):
+        y = a ** b
+        self.save_for_backward(a, b, y)
+        return y
+
+    def backward(self, dy):
+        a, b, y = self.saved
+        need_a, need_b = self.needs_input_grad
+        xp = get_array_module(a)
+        da = unbroadcast(dy * b * a ** (b - 1), a.shape) if need_a else None
+        db = None
+        if need_b:
+            with _quiet(xp):   # log(a) is nan for a < 0; where y = 0 the product is still nan
+                db = unbroadcast(dy * y * xp.log(a), b.shape)
+        return da, db
+
+
+class Maximum(Operation):
+    """y = max(a, b) elementwise (broadcast).   the gradient goes to the larger input; on a tie
+    each input takes half"""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).maximum(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        return _split_extremum(dy, a > b, a == b, a.shape, b.shape, self.needs_input_grad)
+
+
+class Minimum(Operation):
+    """y = min(a, b) elementwise (broadcast).   the gradient goes to the smaller input; on a tie
+    each input takes half"""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).minimum(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        return _split_extremum(dy, a < b, a == b, a.shape, b.shape, self.needs_input_grad)
+
+
+def _split_extremum(dy, a_wins, tie, shape_a, shape_b, needs):
+    share_a = a_wins + 0.5 * tie          # 1 where a wins, 0.5 on a tie, 0 where b wins
+    share_a = share_a.astype(dy.dtype, copy=False)
+    return (unbroadcast(dy * share_a, shape_a) if needs[0] else None,
+            unbroadcast(dy * (1 - share_a), shape_b) if needs[1] else None)
+
+
+class _quiet:
+    """Silence NumPy's floating-point warnings where a nan or inf is the honest answer."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def __enter__(self):
+        self.state = self.xp.seterr(all="ignore") if hasattr(self.xp, "seterr") else None
+
+    def __exit__(self, *exc):
+        if self.state is not None:
+            self.xp.seterr(**self.state)
+
+
+# ---------------------------------------------------------------- a tensor and a scalar
+
+class AddScalar(Operation):
+    """y = x + c.   dx = dy"""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x + self.c
+
+    def backward(self, dy):
+        return dy
+
+
+class MulScalar(Operation):
+    """y = c * x.   dx = c * dy"""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x * self.c
+
+    def backward(self, dy):
+        return dy * self.c
+
+
+class DivScalar(Operation):
+    """y = x / c.   dx = dy / c"""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x / self.c
+
+    def backward(self, dy):
+        return dy / self.c
+
+
+class RSubScalar(Operation):
+    """y = c - x.   dx = -dy"""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return self.c - x
+
+    def backward(self, dy):
+        return -dy
+
+
+class RDivScalar(Operation):
+    """y = c / x.   dx = -dy * y / x"""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        y = self.c / x
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        return -dy * y / x
+
+
+class PowScalar(Operation):
+    """y = x ** c.   dx = dy * c * x^(c-1)"""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * x if self.c == 2 else x ** self.c
+
+    def backward(self, dy):
+        (x,) = self.saved
+        c = self.c
+        if c == 2:
+            return dy * (x + x)
+        return dy * (c * x ** (c - 1))
+
+
+class RPowScalar(Operation):
+    """y = c ** x.   dx = dy * y * log(c)"""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        y = self.c ** x
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy * y * get_array_module(y).log(y.dtype.type(self.c))
+
+
+def add(a, b):
+    """a + b elementwise, with NumPy broadcasting; either may be a Python scalar."""
+    c = scalar_value(b)
+    if c is not None:
+        return AddScalar(c)(a)
+    c = scalar_value(a)
+    if c is not None:
+        return AddScalar(c)(b)
+    return Add()(*_operands(a, b, "add"))
+
+
+def sub(a, b):
+    """a - b elementwise, with NumPy broadcasting; either may be a Python scalar."""
+    c = scalar_value(b)
+    if c is not None:
+        return AddScalar(-c)(a)
+    c = scalar_value(a)
+    if c is not None:
+        return RSubScalar(c)(b)
+    return Sub()(*_operands(a, b, "sub"))
+
+
+def mul(a, b):
+    """a * b elementwise, with NumPy broadcasting; either may be a Python scalar."""
+    c = scalar_value(b)
+    if c is not None:
+        return MulScalar(c)(a)
+    c = scalar_value(a)
+    if c is not None:
+        return MulScalar(c)(b)
+    return Mul()(*_operands(a, b, "mul"))
+
+
+def div(a, b):
+    """a / b elementwise, with NumPy broadcasting; either may be a Python scalar."""
+    c = scalar_value(b)
+    if c is not None:
+        return DivScalar(c)(a)
+    c = scalar_value(a)
+    if c is not None:
+        return RDivScalar(c)(b)
+    return Div()(*_operands(a, b, "div"))
+
+
+def pow(a, b):
+    """a ** b elementwise, with NumPy broadcasting; either may be a Python scalar.
+
+    >>> from autograd import Tensor
+    >>> pow(Tensor(data=[2.0, 3.0]), 2).to_numpy()
+    array([4., 9.], dtype=float32)
+    """
+    c = scalar_value(b)
+    if c is not None:
+        return PowScalar(c)(a)
+    c = scalar_value(a)
+    if c is not None:
+        return RPowScalar(c)(b)
+    return Pow()(*_operands(a, b, "pow"))
+
+
+def maximum(a, b):
+    """The larger of a and b elementwise (broadcast); ties share the gradient equally."""
+    return Maximum()(*_operands(a, b, "maximum"))
+
+
+def minimum(a, b):
+    """The smaller of a and b elementwise (broadcast); ties share the gradient equally."""
+    return Minimum()(*_operands(a, b, "minimum"))
+
+
+# ---------------------------------------------------------------- unary math
+
+class Negative(Operation):
+    """y = -x.   dx = -dy"""
+
+    def forward(self, x):
+        return -x
+
+    def backward(self, dy):
+        return -dy
+
+
+class Exp(Operation):
+    """y = e^x.   dx = dy * y"""
+
+    def forward(self, x):
+        y = get_array_module(x).exp(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy * y
+
+
+class Log(Operation):
+    """y = ln x.   dx = dy / x"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).log(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return dy / x
+
+
+class Sqrt(Operation):
+    """y = sqrt(x).   dx = dy / (2 y)"""
+
+    def forward(self, x):
+        y = get_array_module(x).sqrt(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy / (y + y)
+
+
+class Abs(Operation):
+    """y = |x|.   dx = dy * sign(x)   (0 at x = 0)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).abs(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return dy * get_array_module(x).sign(x)
+
+
+class Sign(Operation):
+    """y = sign(x) in {-1, 0, 1}.   dx = 0"""
+
+    def forward(self, x):
+        return get_array_module(x).sign(x)
+
+    def backward(self, dy):
+        return dy * 0
+
+
+class Reciprocal(Operation):
+    """y = 1 / x.   dx = -dy * y^2"""
+
+    def forward(self, x):
+        y = 1 / x
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return -dy * y * y
+
+
+class Sin(Operation):
+    """y = sin x.   dx = dy * cos x"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).sin(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return dy * get_array_module(x).cos(x)
+
+
+class Cos(Operation):
+    """y = cos x.   dx = -dy * sin x"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).cos(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return -dy * get_array_module(x).sin(x)
+
+
+class Tan(Operation):
+    """y = tan x.   dx = dy * (1 + y^2)"""
+
+    def forward(self, x):
+        y = get_array_module(x).tan(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy * (1 + y * y)
+
+
+class Clip(Operation):
+    """y = min(max(x, low), high).   dx = dy where low <= x <= high, else 0"""
+
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        inside = xp.ones(x.shape, dtype=bool)
+        if self.low is not None:
+            inside &= x >= self.low
+        if self.high is not None:
+            inside &= x <= self.high
+        self.save_for_backward(inside)
+        return xp.clip(x, self.low, self.high)
+
+    def backward(self, dy):
+        (inside,) = self.saved
+        return dy * inside
+
+
+def negative(x):
+    """-x elementwise."""
+    return Negative()(x)
+
+
+neg = negative
+
+
+def exp(x):
+    """e to the power of each element."""
+    return Exp()(x)
+
+
+def log(x):
+    """Natural logarithm of each element."""
+    return Log()(x)
+
+
+def sqrt(x):
+    """Square root of each element."""
+    return Sqrt()(x)
+
+
+def abs(x):
+    """Absolute value of each element; the gradient at 0 is 0."""
+    return Abs()(x)
+
+
+def sign(x):
+    """-1, 0 or 1 by the sign of each element; its gradient is 0."""
+    return Sign()(x)
+
+
+def reciprocal(x):
+    """1 / x elementwise."""
+    return Reciprocal()(x)
+
+
+def sin(x):
+    """Sine of each element (radians)."""
+    return Sin()(x)
+
+
+def cos(x):
+    """Cosine of each element (radians)."""
+    return Cos()(x)
+
+
+def tan(x):
+    """Tangent of each element (radians)."""
+    return Tan()(x)
+
+
+def clip(x, min=None, max=None):
+    """Each element limited to [min, max] (either may be None); the gradient is zero outside.
+
+    >>> from autograd import Tensor
+    >>> clip(Tensor(data=[-2.0, 0.5, 2.0]), -1, 1).to_numpy()
+    array([-1. ,  0.5,  1. ], dtype=float32)
+    """
+    if min is None and max is None:
+        raise ValueError("clip: give min, max or both")
+    return Clip(scalar_value(min) if min is not None else None,
+                scalar_value(max) if max is not None else None)(x)

@@ -1,0 +1,2 @@
+"""(embedding: to be written.)"""
+__all__ = []

@@ -1,0 +1,153 @@
+"""Linear algebra: matmul (2-D, batched, broadcast batch dimensions), add_bias, gemm.
+
+>>> import numpy as np
+>>> from autograd import Tensor
+>>> matmul(Tensor(data=np.ones((2, 3))), Tensor(data=np.ones((3, 4)))).shape
+(2, 4)
+"""
+import numpy as np
+
+from .base import Operation
+from .utils import unbroadcast
+
+__all__ = ["matmul", "add_bias", "gemm"]
+
+
+class MatMul(Operation):
+    """y = a @ b; a (..., n, k), b (..., k, m), batch dimensions broadcast; 1-D operands as in
+    NumPy.   da = dy @ b^T, db = a^T @ dy, summed over broadcast batch dimensions"""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a @ b
+
+    def backward(self, dy):
+        a, b = self.saved
+        need_a, need_b = self.needs_input_grad
+        # A 1-D a is a row (1, k) and a 1-D b a column (k, 1) whose extra axis y dropped.
+        a2 = a if a.ndim > 1 else a[None, :]
+        b2 = b if b.ndim > 1 else b[:, None]
+        if b.ndim == 1:
+            dy = dy[..., None]
+        if a.ndim == 1:
+            dy = dy[..., None, :]
+        da = unbroadcast(dy @ b2.swapaxes(-1, -2), a2.shape).reshape(a.shape) if need_a else None
+        db = unbroadcast(a2.swapaxes(-1, -2) @ dy, b2.shape).reshape(b.shape) if need_b else None
+        return da, db
+
+
+def matmul(a, b):
+    """Matrix product of a and b with NumPy's rules (batched, broadcast batch dimensions).
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> matmul(Tensor(data=np.ones((3, 4))), Tensor(data=np.ones((5, 6))))
+    Traceback (most recent call last):
+    ...
+    ValueError: matmul: cannot multiply (3, 4) by (5, 6)
+    """
+    sa, sb = a.shape, b.shape
+    if len(sa) == 0 or len(sb) == 0:
+        raise ValueError(f"matmul: operands must have at least 1 dimension, got {sa} and {sb}")
+    inner_a = sa[-1]
+    inner_b = sb[-2] if len(sb) > 1 else sb[0]
+    if inner_a != inner_b:
+        raise ValueError(f"matmul: cannot multiply {tuple(sa)} by {tuple(sb)}")
+    if len(sa) > 2 and len(sb) > 2:
+        try:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: batch dimensions of {tuple(sa)} and {tuple(sb)} do not "
+                             "broadcast") from None
+    return MatMul()(a, b)
+
+
+class AddBias(Operation):
+    """y = x + b along ``axis`` of a 2-D x (N, D): axis=0 adds b (D values) to every row,
+    axis=1 adds b (N values) to every column.   dx = dy, db = dy summed over that axis"""
+
+    def __init__(self, axis=0):
+        self.axis = axis
+
+    def forward(self, x, b):
+        self.b_shape = b.shape
+        if self.axis == 0:
+            return x + b.reshape(1, -1)
+        return x + b.reshape(-1, 1)
+
+    def backward(self, dy):
+        need_x, need_b = self.needs_input_grad
+        db = dy.sum(axis=self.axis).reshape(self.b_shape) if need_b else None
+        return (dy if need_x else None), db
+
+
+def add_bias(x, b, axis=0):
+    """SINGA's AddBias: x (N, D) plus b (D values) on each row for axis=0, or plus b (N values)
+    on each column for axis=1. b may be 1-D or shaped like (1, D)."""
+    if x.ndim != 2:
+        raise ValueError(f"add_bias: expected a 2-D x, got shape {x.shape}")
+    if axis not in (0, 1):
+        raise ValueError(f"add_bias: axis must be 0 or 1, got {axis}")
+    expected = x.shape[1 - axis]
+    if b.size != expected:
+        raise ValueError(f"add_bias: with axis={axis} b needs {expected} values for x of shape "
+                         f"{x.shape}, got shape {b.shape}")
+    return AddBias(axis)(x, b)
+
+
+class Gemm(Operation):
+    """y = alpha * A' @ B' + beta * C, A' = A^T if transA, B' = B^T if transB; A' (M, K),
+    B' (K, N), C broadcast to (M, N).   dA' = alpha dy B'^T, dB' = alpha A'^T dy, dC = beta dy"""
+
+    def __init__(self, alpha, beta, transA, transB):
+        self.alpha, self.beta = alpha, beta
+        self.transA, self.transB = transA, transB
+
+    def forward(self, A, B, C=None):
+        self.save_for_backward(A, B)
+        a = A.T if self.transA else A
+        b = B.T if self.transB else B
+        y = a @ b
+        if self.alpha != 1:
+            y *= self.alpha
+        if C is not None:
+            self.c_shape = C.shape
+            y += self.beta * C if self.beta != 1 else C
+        return y
+
+    def backward(self, dy):
+        A, B = self.saved
+        needs = self.needs_input_grad
+        a = A.T if self.transA else A
+        b = B.T if self.transB else B
+        dA = dB = None
+        if needs[0]:
+            da = self.alpha * (dy @ b.T)
+            dA = da.T if self.transA else da
+        if needs[1]:
+            db = self.alpha * (a.T @ dy)
+            dB = db.T if self.transB else db
+        if len(needs) == 2:
+            return dA, dB
+        dC = unbroadcast(self.beta * dy, self.c_shape) if needs[2] else None
+        return dA, dB, dC
+
+
+def gemm(A, B, C=None, alpha=1.0, beta=1.0, transA=False, transB=False):
+    """ONNX/SINGA Gemm: alpha * op(A) @ op(B) + beta * C, op transposing when asked."""
+    if A.ndim != 2 or B.ndim != 2:
+        raise ValueError(f"gemm: A and B must be 2-D, got {A.shape} and {B.shape}")
+    m, k = A.shape[::-1] if transA else A.shape
+    k2, n = B.shape[::-1] if transB else B.shape
+    if k != k2:
+        raise ValueError(f"gemm: cannot multiply {(m, k)} by {(k2, n)} "
+                         f"(A {A.shape}, transA={transA}; B {B.shape}, transB={transB})")
+    op = Gemm(alpha, beta, bool(transA), bool(transB))
+    if C is None:
+        return op(A, B)
+    try:
+        if np.broadcast_shapes(C.shape, (m, n)) != (m, n):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"gemm: C of shape {C.shape} does not broadcast to {(m, n)}") from None
+    return op(A, B, C)

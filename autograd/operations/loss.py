@@ -1,0 +1,2 @@
+"""(loss: to be written.)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""(normalization: to be written.)"""
+__all__ = []

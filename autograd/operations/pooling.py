@@ -1,0 +1,2 @@
+"""(pooling: to be written.)"""
+__all__ = []

@@ -1,0 +1,72 @@
+"""Helpers the operation modules share: broadcasting and turning constants into operands."""
+import numbers
+
+import numpy as np
+
+__all__ = ["unbroadcast", "as_tensor_like", "scalar_value", "check_broadcast", "normalize_axes"]
+
+
+def unbroadcast(grad, shape):
+    """Sum ``grad`` over the axes that broadcasting added or stretched, giving ``shape``."""
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad.reshape(shape)
+
+
+def check_broadcast(name, a, b):
+    """Raise ValueError naming the op and both shapes when ``a`` and ``b`` do not broadcast."""
+    if a.shape != b.shape:
+        try:
+            np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise ValueError(
+                f"{name}: cannot broadcast shapes {tuple(a.shape)} and {tuple(b.shape)}") from None
+
+
+def scalar_value(value):
+    """A Python number for a Python or NumPy scalar, so that it takes the tensor's dtype;
+    ``None`` for anything else."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return value
+    if isinstance(value, np.generic) and isinstance(value, numbers.Number):
+        return value.item()       # np.float64 subclasses float but would upcast float32
+    if isinstance(value, (int, float)):
+        return value
+    return None
+
+
+def as_tensor_like(value, like, name):
+    """``value`` as a constant Tensor (no gradient) on ``like``'s device. A non-floating value
+    (a list, an int array) takes ``like``'s floating dtype; a floating array keeps its own, so
+    mixing float64 into float32 is still reported by the op."""
+    if hasattr(value, "creator"):
+        return value
+    xp = like.device.xp
+    if not hasattr(value, "dtype") or value.dtype.kind != "f":
+        dtype = like.data.dtype if like.data.dtype.kind == "f" else None
+        value = xp.asarray(value, dtype=dtype)
+    elif type(value) is not xp.ndarray:
+        raise TypeError(f"{name}: a {type(value).__module__}.{type(value).__name__} cannot be "
+                        f"combined with a Tensor on {like.device}")
+    return type(like).from_operation(value, like.device, None, 0)
+
+
+def normalize_axes(axis, ndim, name):
+    """``axis`` (None, int or sequence) as a sorted tuple of non-negative axes, checked."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    result = []
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"{name}: axis {a} is out of range for a {ndim}-d tensor")
+        result.append(int(a) % max(ndim, 1))
+    if len(set(result)) != len(result):
+        raise ValueError(f"{name}: repeated axis in {axis}")
+    return tuple(sorted(result))

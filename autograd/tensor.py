@@ -1,0 +1,268 @@
+"""Tensor: an array on a device plus the three records autograd needs.
+
+``creator`` is the Operation that produced it (None for a leaf or an unrecorded result),
+``requires_grad`` says whether gradients flow through it, ``stores_grad`` whether
+``autograd.backward`` yields its gradient (parameters). Python operators record operations
+exactly like the named functions.
+
+>>> import numpy as np
+>>> w = Tensor(data=np.array([[1.0, 2.0]], np.float32), stores_grad=True)
+>>> y = (w * 3).sum()
+>>> y.to_numpy(), y.creator is not None
+(array(9., dtype=float32), True)
+"""
+import numpy as np
+
+from .device import Device, cpu, get_default_device, device_of_array, move_array
+from .operations import elementwise, linalg, reduction, shape as shape_ops
+
+__all__ = ["Tensor", "from_numpy", "to_numpy"]
+
+
+class Tensor:
+    """``Tensor(shape=None, data=None, device=None, dtype=None, requires_grad=True,
+    stores_grad=False, creator=None)``
+
+    ``shape`` alone gives zeros. ``data`` is copied from a NumPy/CuPy array (its dtype kept), a
+    list or a scalar (float32 unless ``dtype`` says otherwise). Non-floating data (labels,
+    indices) never requires a gradient.
+    """
+
+    __slots__ = ("data", "device", "creator", "output_index", "requires_grad", "stores_grad",
+                 "name", "__weakref__")
+    __hash__ = object.__hash__      # identity: the graph keys its bookkeeping by tensor objects
+    __array_ufunc__ = None          # `ndarray + Tensor` defers to Tensor.__radd__ (recorded)
+
+    def __init__(self, shape=None, data=None, device=None, dtype=None, requires_grad=True,
+                 stores_grad=False, creator=None):
+        if stores_grad and not requires_grad:
+            raise ValueError("Tensor: stores_grad=True needs requires_grad=True")
+        if device is not None and not isinstance(device, Device):
+            raise TypeError(f"Tensor: device must be a Device, got {type(device).__name__}")
+        if isinstance(data, Tensor):
+            data = data.data
+        if data is not None:
+            array = self._array_from(data, device, dtype)
+            if shape is not None and tuple(array.shape) != tuple(shape):
+                raise ValueError(f"Tensor: data has shape {array.shape} but shape={tuple(shape)}")
+            device = device_of_array(array)
+        elif shape is not None:
+            device = device or get_default_device()
+            shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+            with device.activate():
+                array = device.xp.zeros(shape, dtype=dtype or np.float32)
+        else:
+            raise ValueError("Tensor: give a shape, data or both")
+        if array.dtype.kind != "f":
+            if stores_grad:
+                raise ValueError(f"Tensor: a {array.dtype} tensor cannot store a gradient; "
+                                 "only floating tensors can")
+            requires_grad = False
+        self.data = array
+        self.device = device
+        self.creator = creator
+        self.output_index = 0
+        self.requires_grad = requires_grad
+        self.stores_grad = stores_grad
+        self.name = None
+
+    @staticmethod
+    def _array_from(data, device, dtype):
+        if hasattr(data, "dtype") and hasattr(data, "shape"):      # a NumPy or CuPy array
+            target = device or device_of_array(data)
+            array = move_array(data, target)
+            with target.activate():
+                return target.xp.array(array, dtype=dtype or array.dtype, copy=True)
+        target = device or get_default_device()
+        with target.activate():
+            return target.xp.array(data, dtype=dtype or np.float32)
+
+    @classmethod
+    def from_operation(cls, data, device, creator, output_index):
+        """The fast constructor ops use for their outputs (no argument checks, no copy)."""
+        if isinstance(data, np.generic):      # NumPy reductions return scalars, not 0-d arrays
+            data = np.asarray(data)
+        t = object.__new__(cls)
+        t.data = data
+        t.device = device
+        t.creator = creator
+        t.output_index = output_index
+        t.requires_grad = creator is not None
+        t.stores_grad = False
+        t.name = None
+        return t
+
+    @classmethod
+    def from_gradient(cls, data, device):
+        """A gradient as backward yields it: a plain Tensor needing no gradient itself."""
+        return cls.from_operation(data, device, None, 0)
+
+    # ------------------------------------------------------------ what it is
+    shape = property(lambda self: self.data.shape, doc="The array's shape, a tuple.")
+    ndim = property(lambda self: self.data.ndim, doc="The number of dimensions.")
+    size = property(lambda self: self.data.size, doc="The number of elements.")
+    dtype = property(lambda self: self.data.dtype, doc="The array's dtype.")
+
+    def __len__(self):
+        return len(self.data)
+
+    def __repr__(self):
+        flags = ", stores_grad=True" if self.stores_grad else ""
+        if self.creator is not None:
+            flags += f", creator={type(self.creator).__name__}"
+        body = np.array2string(self.to_numpy(), prefix="Tensor(")
+        return f"Tensor({body}, dtype={self.dtype}, device={self.device}{flags})"
+
+    def __array__(self, dtype=None, copy=None):
+        if self.device.kind != "cpu":
+            raise TypeError(f"Tensor on {self.device}: call to_numpy() to copy it to the host")
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    # ------------------------------------------------------------ moving and copying
+    def to_numpy(self):
+        """The data as a NumPy array (a copy to the host for a GPU tensor, else the array)."""
+        return self.data if self.device.kind == "cpu" else self.data.get()
+
+    def to_device(self, device):
+        """Move this tensor's data to ``device`` in place (as SINGA does) and return self."""
+        self.data = move_array(self.data, device)
+        self.device = device
+        return self
+
+    def to_host(self):
+        """Move to the CPU in place and return self."""
+        return self.to_device(cpu())
+
+    def item(self):
+        """The single element as a Python number (a host synchronisation on the GPU)."""
+        if self.data.size != 1:
+            raise ValueError(f"item: tensor has {self.data.size} elements, expected 1")
+        return self.data.item()
+
+    def copy(self):
+        """A new tensor with a copy of the data and the same flags, outside any graph."""
+        t = Tensor(data=self.data, device=self.device, requires_grad=self.requires_grad,
+                   stores_grad=self.stores_grad)
+        t.name = self.name
+        return t
+
+    clone = copy
+
+    def deepcopy(self):
+        """Same as :meth:`copy` (SINGA's spelling)."""
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __copy__(self):
+        return self.copy()
+
+    def detach(self):
+        """The same data as a leaf that requires no gradient (shares the array)."""
+        return Tensor.from_operation(self.data, self.device, None, 0)
+
+    def as_type(self, dtype):
+        """A copy converted to ``dtype``, outside any graph (use it to cast explicitly)."""
+        return Tensor(data=self.data.astype(dtype), device=self.device,
+                      requires_grad=self.requires_grad)
+
+    # ------------------------------------------------------------ in-place initialisers
+    def gaussian(self, mean=0.0, std=1.0):
+        """Fill with samples of N(mean, std^2) from this device's generator; returns self."""
+        noise = self.device.random.standard_normal(self.data.shape, dtype=self._float_dtype())
+        self.data[...] = noise * std + mean
+        return self
+
+    def uniform(self, low=0.0, high=1.0):
+        """Fill with samples of U[low, high) from this device's generator; returns self."""
+        noise = self.device.random.random(self.data.shape, dtype=self._float_dtype())
+        self.data[...] = noise * (high - low) + low
+        return self
+
+    def set_value(self, value):
+        """Fill every element with ``value``; returns self."""
+        self.data[...] = value
+        return self
+
+    def _float_dtype(self):
+        dtype = self.data.dtype
+        if dtype not in (np.float32, np.float64):
+            raise TypeError(f"random initialisers need a float32 or float64 tensor, got {dtype}")
+        return dtype
+
+    # ------------------------------------------------------------ recorded operators
+    def __add__(self, other):
+        return elementwise.add(self, other)
+
+    def __radd__(self, other):
+        return elementwise.add(other, self)
+
+    def __sub__(self, other):
+        return elementwise.sub(self, other)
+
+    def __rsub__(self, other):
+        return elementwise.sub(other, self)
+
+    def __mul__(self, other):
+        return elementwise.mul(self, other)
+
+    def __rmul__(self, other):
+        return elementwise.mul(other, self)
+
+    def __truediv__(self, other):
+        return elementwise.div(self, other)
+
+    def __rtruediv__(self, other):
+        return elementwise.div(other, self)
+
+    def __pow__(self, other):
+        return elementwise.pow(self, other)
+
+    def __rpow__(self, other):
+        return elementwise.pow(other, self)
+
+    def __neg__(self):
+        return elementwise.negative(self)
+
+    def __matmul__(self, other):
+        return linalg.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return linalg.matmul(other, self)
+
+    def __getitem__(self, index):
+        return shape_ops.getitem(self, index)
+
+    @property
+    def T(self):
+        """The transpose (all axes reversed), recorded."""
+        return shape_ops.transpose(self)
+
+    def transpose(self, axes=None):
+        """Axes permuted (reversed when ``axes`` is None), recorded."""
+        return shape_ops.transpose(self, axes)
+
+    def reshape(self, *shape):
+        """The same data in a new shape (one -1 allowed), recorded."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return shape_ops.reshape(self, shape)
+
+    def sum(self, axis=None, keepdims=False):
+        """Sum over ``axis`` (all by default), recorded."""
+        return reduction.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        """Mean over ``axis`` (all by default), recorded."""
+        return reduction.mean(self, axis=axis, keepdims=keepdims)
+
+
+def from_numpy(array):
+    """A Tensor holding a copy of a NumPy array, dtype kept (SINGA's ``tensor.from_numpy``)."""
+    return Tensor(data=array)
+
+
+def to_numpy(tensor):
+    """The data of ``tensor`` as a NumPy array (SINGA's ``tensor.to_numpy``)."""
+    return tensor.to_numpy()

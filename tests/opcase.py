@@ -1,0 +1,150 @@
+"""The shared op-test helper: one declarative ``OpCase`` line per op.
+
+``check_case(case, data)`` (inside a hypothesis test given ``st.data()``) draws a shape and
+values, then checks
+  1. forward against the NumPy reference written in the test (float64),
+  2. gradients with ``autograd.gradcheck`` (float64 finite differences, random upstream dy),
+  3. dtypes: float32 inputs give float32 outputs and float32 gradients.
+
+Values come from a NumPy generator seeded by hypothesis, not from hypothesis' float strategy,
+so they are spread evenly in [low, high) and can be kept away from kinks (``avoid``) where a
+finite difference would straddle a non-differentiable point.
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+from hypothesis import strategies as st
+
+import autograd
+from autograd import Tensor
+
+
+@dataclass
+class Floats:
+    """A floating input: values in [low, high), optional fixed shape or broadcast variant."""
+    low: float = -2.0
+    high: float = 2.0
+    shape: Optional[tuple] = None       # fixed shape; None = the case's drawn shape
+    broadcast: bool = False             # draw a shape that broadcasts against the case's
+    avoid: Sequence[float] = ()         # keep values at least `margin` away from these
+    margin: float = 1e-2
+    requires_grad: bool = True          # False: passed as a constant and not gradchecked
+    distinct: bool = False              # no two values within `margin` (for max/min/sort)
+
+
+@dataclass
+class Integers:
+    """An integer input (labels, indices): values in [low, high)."""
+    low: int = 0
+    high: int = 3
+    shape: Optional[tuple] = None
+
+
+def floats(low=-2.0, high=2.0, **options):
+    return Floats(low, high, **options)
+
+
+def integers(low=0, high=3, shape=None):
+    return Integers(low, high, shape)
+
+
+@dataclass
+class OpCase:
+    fn: Callable                          # takes Tensors (and kwargs), returns a Tensor
+    reference: Callable                   # the same on float64 NumPy arrays
+    inputs: list
+    kwargs: dict = field(default_factory=dict)
+    name: Optional[str] = None
+    min_dims: int = 0
+    max_dims: int = 3
+    min_side: int = 1
+    max_side: int = 4
+    shape: Optional[tuple] = None         # one fixed shape for the whole case
+    rtol: float = 1e-6                    # forward tolerance in float64
+    atol: float = 1e-8
+    grad: bool = True
+    float32_rtol: float = 1e-4
+
+    def __str__(self):
+        return self.name or getattr(self.fn, "__name__", "op")
+
+
+def _broadcast_variant(shape, rng):
+    """A shape that broadcasts against ``shape``: some leading axes dropped, some set to 1."""
+    drop = rng.integers(0, len(shape) + 1)
+    variant = [1 if rng.random() < 0.5 else n for n in shape[drop:]]
+    return tuple(variant)
+
+
+def _values(spec, shape, rng):
+    if isinstance(spec, Integers):
+        return rng.integers(spec.low, spec.high, size=shape)
+    if spec.distinct:
+        count = int(np.prod(shape))
+        grid = np.linspace(spec.low, spec.high, num=max(count, 1) * 4 + 1)[:-1]
+        values = rng.permutation(grid)[:count]
+        return values.reshape(shape)
+    values = rng.uniform(spec.low, spec.high, size=shape)
+    for kink in spec.avoid:
+        near = np.abs(values - kink) < spec.margin
+        values[near] = kink + np.where(values[near] >= kink, 2, -2) * spec.margin
+    return values
+
+
+def draw_arrays(case, data):
+    """Draw the case's input arrays (float64 / int64) with hypothesis ``data``."""
+    if case.shape is not None:
+        base = case.shape
+    else:
+        base = data.draw(st.lists(st.integers(case.min_side, case.max_side),
+                                  min_size=case.min_dims, max_size=case.max_dims).map(tuple),
+                         label="shape")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed"))
+    arrays = []
+    for spec in case.inputs:
+        shape = spec.shape if spec.shape is not None else base
+        if isinstance(spec, Floats) and spec.broadcast and spec.shape is None:
+            shape = _broadcast_variant(base, rng)
+        arrays.append(_values(spec, shape, rng))
+    return arrays
+
+
+def _tensors(case, arrays, dtype):
+    tensors = []
+    for spec, a in zip(case.inputs, arrays):
+        if isinstance(spec, Integers):
+            tensors.append(Tensor(data=a))
+        else:
+            tensors.append(Tensor(data=a.astype(dtype), requires_grad=spec.requires_grad,
+                                  stores_grad=spec.requires_grad))
+    return tensors
+
+
+def check_case(case, data):
+    arrays = draw_arrays(case, data)
+    call = lambda *ts: case.fn(*ts, **case.kwargs)
+
+    # 1. forward against the NumPy reference, in float64
+    out = call(*_tensors(case, arrays, np.float64))
+    expected = case.reference(*arrays, **case.kwargs)
+    np.testing.assert_allclose(out.to_numpy(), expected, rtol=case.rtol, atol=case.atol,
+                               err_msg=f"{case}: forward differs from the NumPy reference")
+    assert out.shape == np.shape(expected), f"{case}: shape {out.shape} != {np.shape(expected)}"
+
+    # 2. gradients against finite differences, in float64, with a random upstream gradient
+    if case.grad:
+        inputs = _tensors(case, arrays, np.float64)
+        autograd.gradcheck(call, inputs)
+
+    # 3. float32 stays float32, forward and backward
+    inputs32 = _tensors(case, arrays, np.float32)
+    out32 = call(*inputs32)
+    assert out32.dtype == np.float32, f"{case}: float32 inputs gave a {out32.dtype} output"
+    np.testing.assert_allclose(out32.to_numpy(), expected, rtol=case.float32_rtol,
+                               atol=case.float32_rtol, err_msg=f"{case}: float32 forward")
+    if case.grad and out32.creator is not None:
+        dy = np.ones(out32.shape, np.float32)
+        for param, grad in autograd.backward(out32, dy):
+            assert grad.dtype == np.float32, f"{case}: a float32 input got a {grad.dtype} grad"
+            assert grad.shape == param.shape
