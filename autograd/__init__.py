@@ -27,6 +27,8 @@ from .operations.normalization import *      # noqa: F401,F403
 from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
 from .gradcheck import gradcheck, GradcheckError
+from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
+from . import opt, data, io
 from . import graph as _graph
 
 __version__ = "0.1.0"

@@ -1,0 +1,2 @@
+"""(data: to be written.)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""(io: to be written.)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""(layers: to be written.)"""
+__all__ = []

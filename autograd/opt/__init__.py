@@ -1,0 +1,2 @@
+"""(opt: to be written.)"""
+__all__ = []
