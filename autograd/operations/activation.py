@@ -1,2 +1,383 @@
-"""(activation: to be written.)"""
-__all__ = []
+"""Activations: elementwise nonlinearities, and softmax / log_softmax along an axis.
+
+Signatures and defaults follow SINGA (``leakyrelu(x, a=0.01)``, ``selu(x, alpha=1.67326,
+gamma=1.0507)``, ``hardsigmoid(x, alpha=0.2, gamma=0.5)``). Every op is stable for large |x|:
+sigmoid, softplus, elu, softmax and log_softmax never overflow.
+
+>>> from autograd import Tensor
+>>> relu(Tensor(data=[-1.0, 2.0])).to_numpy()
+array([0., 2.], dtype=float32)
+"""
+import math
+
+from ..device import get_array_module
+from .base import Operation
+from .utils import normalize_axes
+from . import special
+
+__all__ = [
+    "tanh", "sigmoid", "relu", "leakyrelu", "elu", "selu", "gelu", "softplus", "softsign",
+    "hardsigmoid", "erf", "softmax", "log_softmax",
+]
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _check_tensor(x, name):
+    if not hasattr(x, "creator"):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+
+
+# ---------------------------------------------------------------- the hot path
+
+class Tanh(Operation):
+    """y = tanh(x), elementwise.   dx = dy * (1 - y^2)"""
+
+    def forward(self, x):
+        y = get_array_module(x).tanh(x)
+        self.save_for_backward(y)          # keep the output: backward needs only y
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy * (1 - y * y)
+
+
+class Sigmoid(Operation):
+    """y = 1 / (1 + e^-x), elementwise.   dx = dy * y * (1 - y)"""
+
+    def forward(self, x):
+        y = special.expit(x)               # no overflow in e^-x for x << 0
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy * (y - y * y)
+
+
+class ReLU(Operation):
+    """y = max(x, 0), elementwise.   dx = dy where y > 0, else 0"""
+
+    def forward(self, x):
+        y = get_array_module(x).maximum(x, 0)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy * (y > 0)
+
+
+def tanh(x):
+    """Hyperbolic tangent of each element.
+
+    >>> from autograd import Tensor
+    >>> tanh(Tensor(data=[0.0, 1.0])).to_numpy().round(4)
+    array([0.    , 0.7616], dtype=float32)
+    """
+    return Tanh()(x)
+
+
+def sigmoid(x):
+    """The logistic function 1 / (1 + e^-x) of each element; exact for large |x|.
+
+    >>> from autograd import Tensor
+    >>> sigmoid(Tensor(data=[-1000.0, 0.0, 1000.0])).to_numpy()
+    array([0. , 0.5, 1. ], dtype=float32)
+    """
+    return Sigmoid()(x)
+
+
+def relu(x):
+    """max(x, 0) for each element; the gradient at 0 is 0."""
+    return ReLU()(x)
+
+
+# ---------------------------------------------------------------- piecewise
+
+class LeakyReLU(Operation):
+    """y = x for x > 0, a * x otherwise.   dx = dy for x > 0, a * dy otherwise"""
+
+    def __init__(self, a):
+        self.a = a
+
+    def forward(self, x):
+        positive = x > 0
+        self.save_for_backward(positive)
+        return get_array_module(x).where(positive, x, x * self.a)
+
+    def backward(self, dy):
+        (positive,) = self.saved
+        return get_array_module(dy).where(positive, dy, dy * self.a)
+
+
+class ELU(Operation):
+    """y = x for x > 0, alpha * (e^x - 1) otherwise.   dx = dy for x > 0, dy * (y + alpha)
+    otherwise"""
+
+    def __init__(self, alpha):
+        self.alpha = alpha
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        positive = x > 0
+        # expm1 of min(x, 0): e^x of a large positive x would overflow in the unused branch
+        y = xp.where(positive, x, self.alpha * xp.expm1(xp.minimum(x, 0)))
+        self.save_for_backward(positive, y)
+        return y
+
+    def backward(self, dy):
+        positive, y = self.saved
+        return get_array_module(dy).where(positive, dy, dy * (y + self.alpha))
+
+
+class SELU(Operation):
+    """y = gamma * x for x > 0, gamma * alpha * (e^x - 1) otherwise.   dx = gamma * dy for
+    x > 0, dy * (y + gamma * alpha) otherwise"""
+
+    def __init__(self, alpha, gamma):
+        self.alpha, self.gamma = alpha, gamma
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        positive = x > 0
+        scale = self.gamma * self.alpha
+        y = xp.where(positive, x * self.gamma, scale * xp.expm1(xp.minimum(x, 0)))
+        self.save_for_backward(positive, y)
+        return y
+
+    def backward(self, dy):
+        positive, y = self.saved
+        return get_array_module(dy).where(positive, dy * self.gamma,
+                                          dy * (y + self.gamma * self.alpha))
+
+
+class HardSigmoid(Operation):
+    """y = min(max(alpha * x + gamma, 0), 1).   dx = alpha * dy where 0 < alpha x + gamma < 1,
+    else 0"""
+
+    def __init__(self, alpha, gamma):
+        self.alpha, self.gamma = alpha, gamma
+
+    def forward(self, x):
+        z = x * self.alpha + self.gamma
+        self.save_for_backward((z > 0) & (z < 1))
+        return get_array_module(x).clip(z, 0, 1)
+
+    def backward(self, dy):
+        (inside,) = self.saved
+        return dy * inside * self.alpha
+
+
+def leakyrelu(x, a=0.01):
+    """x for positive elements, ``a * x`` otherwise (SINGA's name and default slope).
+
+    >>> from autograd import Tensor
+    >>> leakyrelu(Tensor(data=[-2.0, 3.0]), a=0.1).to_numpy()
+    array([-0.2,  3. ], dtype=float32)
+    """
+    return LeakyReLU(float(a))(x)
+
+
+def elu(x, alpha=1.0):
+    """Exponential linear unit: x for x > 0, ``alpha * (e^x - 1)`` otherwise."""
+    return ELU(float(alpha))(x)
+
+
+def selu(x, alpha=1.67326, gamma=1.0507):
+    """Scaled ELU with SINGA's signature: ``gamma * x`` for x > 0, ``gamma * alpha * (e^x - 1)``
+    otherwise. (PyTorch calls gamma ``scale`` and uses more digits of the same constants.)"""
+    return SELU(float(alpha), float(gamma))(x)
+
+
+def hardsigmoid(x, alpha=0.2, gamma=0.5):
+    """``clip(alpha * x + gamma, 0, 1)``, SINGA's defaults. (PyTorch's hardsigmoid is
+    alpha=1/6, gamma=0.5.)
+
+    >>> from autograd import Tensor
+    >>> hardsigmoid(Tensor(data=[-5.0, 0.0, 1.0, 5.0])).to_numpy()
+    array([0. , 0.5, 0.7, 1. ], dtype=float32)
+    """
+    return HardSigmoid(float(alpha), float(gamma))(x)
+
+
+# ---------------------------------------------------------------- smooth
+
+class GELU(Operation):
+    """y = x * Phi(x), Phi the standard normal CDF.   dx = dy * (Phi(x) + x * phi(x));
+    with approximate="tanh", Phi(x) ~ (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2"""
+
+    def __init__(self, approximate):
+        self.approximate = approximate
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        if self.approximate:
+            inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+            return 0.5 * x * (1 + get_array_module(x).tanh(inner))
+        return 0.5 * x * (1 + special.erf(x * _SQRT_HALF))
+
+    def backward(self, dy):
+        (x,) = self.saved
+        xp = get_array_module(x)
+        if self.approximate:
+            square = x * x
+            t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * square * x))
+            slope = 0.5 * (1 + t) + (0.5 * _SQRT_2_OVER_PI) * x * (1 - t * t) * (
+                1 + 3 * 0.044715 * square)
+            return dy * slope
+        cdf = 0.5 * (1 + special.erf(x * _SQRT_HALF))
+        density = _INV_SQRT_2PI * xp.exp(-0.5 * x * x)
+        return dy * (cdf + x * density)
+
+
+class Softplus(Operation):
+    """y = log(1 + e^x), computed as max(x, 0) + log1p(e^-|x|).   dx = dy * sigmoid(x)"""
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.save_for_backward(x)
+        return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return dy * special.expit(x)
+
+
+class Softsign(Operation):
+    """y = x / (1 + |x|).   dx = dy / (1 + |x|)^2"""
+
+    def forward(self, x):
+        denominator = 1 + get_array_module(x).abs(x)
+        self.save_for_backward(denominator)
+        return x / denominator
+
+    def backward(self, dy):
+        (denominator,) = self.saved
+        return dy / (denominator * denominator)
+
+
+class Erf(Operation):
+    """y = erf(x).   dx = dy * 2 / sqrt(pi) * e^(-x^2)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return special.erf(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return dy * (_TWO_OVER_SQRT_PI * get_array_module(x).exp(-(x * x)))
+
+
+def gelu(x, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)``, exact (erf-based) by default;
+    ``approximate="tanh"`` gives the tanh approximation (PyTorch's spelling).
+
+    >>> from autograd import Tensor
+    >>> gelu(Tensor(data=[-1.0, 0.0, 1.0])).to_numpy().round(4)
+    array([-0.1587,  0.    ,  0.8413], dtype=float32)
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return GELU(approximate == "tanh")(x)
+
+
+def softplus(x):
+    """``log(1 + e^x)`` of each element, without overflow for large x."""
+    return Softplus()(x)
+
+
+def softsign(x):
+    """``x / (1 + |x|)`` of each element."""
+    return Softsign()(x)
+
+
+def erf(x):
+    """The error function of each element.
+
+    >>> from autograd import Tensor
+    >>> erf(Tensor(data=[0.0, 1.0])).to_numpy().round(4)
+    array([0.    , 0.8427], dtype=float32)
+    """
+    return Erf()(x)
+
+
+# ---------------------------------------------------------------- along an axis
+
+class Softmax(Operation):
+    """y = e^x / sum(e^x) along ``axis`` (the max subtracted first).
+    dx = y * (dy - sum(dy * y) along axis)"""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
+        y = e / e.sum(axis=self.axis, keepdims=True)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        weighted = dy * y
+        return weighted - y * weighted.sum(axis=self.axis, keepdims=True)
+
+
+class LogSoftmax(Operation):
+    """y = x - log(sum(e^x)) along ``axis`` (the max subtracted first).
+    dx = dy - e^y * sum(dy) along axis"""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x):
+        y = log_softmax_array(x, self.axis)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return dy - get_array_module(y).exp(y) * dy.sum(axis=self.axis, keepdims=True)
+
+
+def log_softmax_array(x, axis):
+    """log_softmax of a raw array, stable for large x (shared with the losses)."""
+    xp = get_array_module(x)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _single_axis(x, axis, name):
+    _check_tensor(x, name)
+    if not isinstance(axis, int) and not hasattr(axis, "__index__"):
+        raise TypeError(f"{name}: axis must be an int, got {type(axis).__name__}")
+    if x.ndim == 0:
+        raise ValueError(f"{name}: expected a tensor with at least 1 dimension, got shape ()")
+    return normalize_axes(int(axis), x.ndim, name)[0]
+
+
+def softmax(x, axis=-1):
+    """e^x normalised to sum to 1 along ``axis``; stable for large x.
+
+    >>> from autograd import Tensor
+    >>> softmax(Tensor(data=[[1000.0, 1000.0], [0.0, -1000.0]])).to_numpy()
+    array([[0.5, 0.5],
+           [1. , 0. ]], dtype=float32)
+    """
+    return Softmax(_single_axis(x, axis, "softmax"))(x)
+
+
+def log_softmax(x, axis=-1):
+    """The logarithm of softmax along ``axis``, computed directly (finite where softmax
+    underflows to 0).
+
+    >>> from autograd import Tensor
+    >>> log_softmax(Tensor(data=[0.0, -1000.0])).to_numpy()
+    array([    0., -1000.], dtype=float32)
+    """
+    return LogSoftmax(_single_axis(x, axis, "log_softmax"))(x)
