@@ -1,2 +1,14 @@
-"""(data: to be written.)"""
-__all__ = []
+"""Data: the DataLoader, the embedded 8x8 digits and readers for MNIST and CIFAR-10 files.
+
+>>> import autograd
+>>> images, labels = autograd.data.load_digits("train")
+>>> loader = autograd.data.DataLoader(images, labels, batch_size=64, shuffle=True, seed=0)
+>>> x, y = next(iter(loader))
+>>> len(loader), x.shape, y.dtype
+(23, (64, 1, 8, 8), dtype('int64'))
+"""
+from .loader import DataLoader
+from .digits import load_digits, DIGITS_PATH
+from .readers import load_mnist, load_cifar10
+
+__all__ = ["DataLoader", "load_digits", "DIGITS_PATH", "load_mnist", "load_cifar10"]

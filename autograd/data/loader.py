@@ -1,0 +1,103 @@
+"""DataLoader: mini-batches over arrays that share their first dimension.
+
+>>> import numpy as np
+>>> x, y = np.arange(10.0).reshape(5, 2), np.arange(5)
+>>> [b[1].tolist() for b in DataLoader(x, y, batch_size=2)]
+[[0, 1], [2, 3], [4]]
+"""
+import numpy as np
+
+from ..device import Device
+from ..tensor import Tensor
+
+__all__ = ["DataLoader"]
+
+
+class DataLoader:
+    """``DataLoader(*arrays, batch_size, shuffle=False, seed=None, drop_last=False, device=None)``
+
+    Iterating yields one tuple per batch, holding the matching rows of each array (a tuple even
+    for a single array). ``len(loader)`` is the number of batches of one epoch.
+
+    - ``shuffle=True`` draws a new permutation each time iteration starts (each epoch) from a
+      generator created once from ``seed``: epoch 2 differs from epoch 1, and the same seed gives
+      the same sequence of epochs in every run. ``seed=None`` seeds from the operating system.
+    - ``drop_last=True`` leaves out a last batch smaller than ``batch_size``.
+    - ``device=None`` yields NumPy arrays (without shuffling they are views of ``arrays``: copy
+      before writing into them). With a ``Device`` (``autograd.device.gpu(0)``, ``cpu()``) each
+      batch is copied there and yielded as Tensors with ``requires_grad=False`` (data batches
+      need no gradient), keeping each array's dtype; the arrays themselves stay on the host.
+
+    ``arrays`` are NumPy arrays (or anything ``numpy.asarray`` takes: lists, CPU Tensors) with the
+    same length; they are not copied.
+
+    >>> loader = DataLoader(np.arange(6), batch_size=4, shuffle=True, seed=0)
+    >>> len(loader), sorted(np.concatenate([b for (b,) in loader]).tolist())
+    (2, [0, 1, 2, 3, 4, 5])
+    """
+
+    def __init__(self, *arrays, batch_size, shuffle=False, seed=None, drop_last=False,
+                 device=None):
+        if not arrays:
+            raise ValueError("DataLoader: expected at least one array, got none")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+            raise TypeError(f"DataLoader: batch_size must be an int, got "
+                            f"{type(batch_size).__name__}")
+        if batch_size < 1:
+            raise ValueError(f"DataLoader: batch_size must be at least 1, got {batch_size}")
+        if device is not None and not isinstance(device, Device):
+            raise TypeError(f"DataLoader: device must be an autograd Device or None, got "
+                            f"{type(device).__name__}")
+        arrays = tuple(_as_host_array(a, i) for i, a in enumerate(arrays))
+        lengths = tuple(len(a) for a in arrays)
+        if len(set(lengths)) != 1:
+            raise ValueError(f"DataLoader: arrays must have the same length (first dimension), "
+                             f"got lengths {lengths}")
+        self.arrays = arrays
+        self.batch_size = int(batch_size)
+        self.shuffle = bool(shuffle)
+        self.seed = seed
+        self.drop_last = bool(drop_last)
+        self.device = device
+        self._generator = np.random.default_rng(seed)
+
+    @property
+    def num_samples(self):
+        """The number of rows in each array."""
+        return len(self.arrays[0])
+
+    def __len__(self):
+        full, rest = divmod(self.num_samples, self.batch_size)
+        return full if self.drop_last or rest == 0 else full + 1
+
+    def __iter__(self):
+        # The permutation is drawn here, not lazily inside the loop, so that each started epoch
+        # consumes the generator exactly once whether or not it is run to the end.
+        order = self._generator.permutation(self.num_samples) if self.shuffle else None
+        for batch in range(len(self)):
+            start = batch * self.batch_size
+            stop = min(start + self.batch_size, self.num_samples)
+            rows = slice(start, stop) if order is None else order[start:stop]
+            yield tuple(self._place(array[rows]) for array in self.arrays)
+
+    def _place(self, batch):
+        if self.device is None:
+            return batch
+        return Tensor(data=batch, device=self.device, requires_grad=False)
+
+    def __repr__(self):
+        return (f"DataLoader({self.num_samples} samples, batch_size={self.batch_size}, "
+                f"shuffle={self.shuffle}, drop_last={self.drop_last}, device={self.device})")
+
+
+def _as_host_array(array, position):
+    if hasattr(array, "to_numpy"):          # a Tensor
+        array = array.to_numpy()
+    elif type(array).__module__.split(".")[0] == "cupy":
+        raise TypeError(f"DataLoader: array {position} is a CuPy array; give host (NumPy) "
+                        "arrays and device= to move the batches")
+    array = np.asarray(array)
+    if array.ndim == 0:
+        raise ValueError(f"DataLoader: array {position} is a scalar (shape ()); expected an "
+                         "array whose first dimension indexes the samples")
+    return array
