@@ -1,2 +1,167 @@
-"""(conv: to be written.)"""
-__all__ = []
+"""2-D convolution on NCHW images: im2col through a strided view plus one batched GEMM.
+
+The column matrix of one image is (C/groups * kh * kw, OH * OW) per group, so the product with
+the weight matrix (out/groups, C/groups * kh * kw) lands directly in NCHW order: no transpose of
+the output. The backward pass reuses the saved columns for dW and scatters dcolumns back with one
+strided add per kernel offset (col2im).
+
+>>> import numpy as np
+>>> from autograd import Tensor
+>>> x = Tensor(data=np.ones((1, 1, 3, 3), np.float32))
+>>> conv2d(x, Tensor(data=np.ones((1, 1, 2, 2), np.float32))).to_numpy()[0, 0]
+array([[4., 4.],
+       [4., 4.]], dtype=float32)
+"""
+from ..device import get_array_module
+from .base import Operation
+from .im2col import pair, output_size, same_pads, pad2d, unpad2d, offset_slice, window_view
+
+__all__ = ["conv2d"]
+
+_PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+class Conv2d(Operation):
+    """y[n, o] = sum over c in o's group, i, j of W[o, c, i, j] * xpad[n, c, oh*s + i*d,
+    ow*s + j*d] (+ b[o]); x (N, C, H, W), W (O, C/G, kh, kw), b (O,), y (N, O, OH, OW).
+    dW = dy @ cols^T, dx = col2im(W^T @ dy), db = dy summed over N, OH, OW"""
+
+    def __init__(self, stride, pads_h, pads_w, dilation, groups):
+        self.stride, self.dilation, self.groups = stride, dilation, groups
+        self.pads_h, self.pads_w = pads_h, pads_w
+
+    def forward(self, x, W, b=None):
+        xp = get_array_module(x)
+        n, c, h, w = x.shape
+        out_channels, group_channels, kh, kw = W.shape
+        groups = self.groups
+        out_h = output_size(h, kh, self.stride[0], self.dilation[0], self.pads_h)
+        out_w = output_size(w, kw, self.stride[1], self.dilation[1], self.pads_w)
+        padded = pad2d(x, self.pads_h, self.pads_w)
+        # The one copy of the forward pass: (N, C, kh, kw, OH, OW) columns, contiguous.
+        cols = xp.ascontiguousarray(
+            window_view(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation))
+        cols = cols.reshape(n, groups, group_channels * kh * kw, out_h * out_w)
+        weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
+        y = xp.matmul(weights, cols).reshape(n, out_channels, out_h, out_w)
+        if b is not None:
+            y += b.reshape(1, out_channels, 1, 1)
+        if self.recording:
+            needs = self.needs_input_grad
+            self.save_for_backward(cols if needs[1] else None, W if needs[0] else None)
+            self.padded_shape = padded.shape
+            self.weight_shape = W.shape
+            self.out_size = (out_h, out_w)
+        return y
+
+    def backward(self, dy):
+        cols, W = self.saved
+        needs = self.needs_input_grad
+        xp = get_array_module(dy)
+        n, out_channels, out_h, out_w = dy.shape
+        groups = self.groups
+        group_out = out_channels // groups
+        dy_groups = dy.reshape(n, groups, group_out, out_h * out_w)
+        dx = dW = db = None
+        if needs[1]:
+            # One GEMM per image then a sum over images: the batched product keeps every
+            # operand in its stored layout (cols is read transposed by BLAS, not copied).
+            dW = xp.matmul(dy_groups, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        if needs[0]:
+            dx = self._input_gradient(xp, dy_groups, W)
+        if len(needs) > 2 and needs[2]:
+            db = dy.sum(axis=(0, 2, 3))
+        if dW is not None:
+            dW = dW.reshape(self.weight_shape)
+        return (dx, dW) if len(needs) == 2 else (dx, dW, db)
+
+    def _input_gradient(self, xp, dy_groups, W):
+        out_channels, group_channels, kh, kw = W.shape
+        groups = self.groups
+        n, _, _, positions = dy_groups.shape
+        weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
+        dcols = xp.matmul(weights.transpose(0, 2, 1), dy_groups)
+        out_h, out_w = self.out_size
+        dcols = dcols.reshape(n, groups * group_channels, kh, kw, out_h, out_w)
+        dpadded = xp.zeros(self.padded_shape, dy_groups.dtype)
+        # col2im: windows overlap, so accumulate one kernel offset at a time (kh * kw strided
+        # adds over whole batches; no loop over pixels).
+        for i in range(kh):
+            for j in range(kw):
+                dpadded[offset_slice(i, j, out_h, out_w, self.stride, self.dilation)] += \
+                    dcols[:, :, i, j]
+        return unpad2d(dpadded, self.pads_h, self.pads_w)
+
+
+def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NOTSET"):
+    """2-D convolution (cross-correlation, as in PyTorch and SINGA) of x (N, C, H, W) with
+    W (out_channels, C / groups, kh, kw) and an optional bias b (out_channels,).
+
+    ``stride``, ``dilation`` and ``padding`` are ints or (height, width) pairs; ``padding`` is
+    also ``"valid"`` (none) or ``"same"`` (output size ceil(H / stride), any odd pixel after, as
+    ONNX's SAME_UPPER). SINGA's ``pad_mode`` ("SAME_UPPER", "SAME_LOWER", "VALID"; the default
+    "NOTSET" uses ``padding``) overrides ``padding``. Returns (N, out_channels, OH, OW) with
+    OH = (H + pads - dilation * (kh - 1) - 1) // stride + 1.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> conv2d(Tensor(shape=(2, 3, 8, 8)), Tensor(shape=(4, 3, 3, 3)), stride=2, padding="same").shape
+    (2, 4, 4, 4)
+    >>> conv2d(Tensor(shape=(8, 4, 5, 5)), Tensor(shape=(2, 3, 3, 3)))
+    Traceback (most recent call last):
+    ...
+    ValueError: conv2d: expected x of shape (N, 3, H, W), got (8, 4, 5, 5)
+    """
+    stride = pair(stride, "conv2d", "stride")
+    dilation = pair(dilation, "conv2d", "dilation")
+    if min(stride) < 1 or min(dilation) < 1:
+        raise ValueError(f"conv2d: stride and dilation must be positive, got stride {stride} "
+                         f"and dilation {dilation}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    if W.ndim != 4:
+        raise ValueError(f"conv2d: expected W of shape (out_channels, in_channels / groups, kh, "
+                         f"kw), got {tuple(W.shape)}")
+    out_channels, group_channels, kh, kw = W.shape
+    if out_channels % groups:
+        raise ValueError(f"conv2d: groups={groups} must divide out_channels={out_channels} "
+                         f"(W of shape {tuple(W.shape)})")
+    if x.ndim != 4 or x.shape[1] != group_channels * groups:
+        raise ValueError(f"conv2d: expected x of shape (N, {group_channels * groups}, H, W), got "
+                         f"{tuple(x.shape)}" + (f" (W {tuple(W.shape)} with groups={groups})"
+                                                if groups > 1 else ""))
+    if b is not None and tuple(b.shape) != (out_channels,):
+        raise ValueError(f"conv2d: expected b of shape ({out_channels},), got {tuple(b.shape)}")
+    pads_h, pads_w = _resolve_padding(padding, pad_mode, x.shape[2:], (kh, kw), stride, dilation)
+    for axis, size, kernel, d, pads in (("height", x.shape[2], kh, dilation[0], pads_h),
+                                        ("width", x.shape[3], kw, dilation[1], pads_w)):
+        span = d * (kernel - 1) + 1
+        if span > size + pads[0] + pads[1]:
+            raise ValueError(
+                f"conv2d: kernel {(kh, kw)} with dilation {dilation} spans {span} pixels, more "
+                f"than the padded input {axis} {size + pads[0] + pads[1]} (x {tuple(x.shape)}, "
+                f"padding {pads})")
+    op = Conv2d(stride, pads_h, pads_w, dilation, groups)
+    return op(x, W) if b is None else op(x, W, b)
+
+
+def _resolve_padding(padding, pad_mode, size, kernel, stride, dilation):
+    """((top, bottom), (left, right)) from ``padding`` and SINGA's ``pad_mode``."""
+    mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
+    if mode not in _PAD_MODES:
+        raise ValueError(f"conv2d: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
+    if mode == "NOTSET" and isinstance(padding, str):
+        mode = {"same": "SAME_UPPER", "valid": "VALID"}.get(padding.lower())
+        if mode is None:
+            raise ValueError(f"conv2d: padding must be an int, a pair, 'same' or 'valid', got "
+                             f"{padding!r}")
+    if mode == "VALID":
+        return (0, 0), (0, 0)
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        lower = mode == "SAME_LOWER"
+        return tuple(same_pads(size[a], kernel[a], stride[a], dilation[a], lower)
+                     for a in (0, 1))
+    ph, pw = pair(padding, "conv2d", "padding")
+    if ph < 0 or pw < 0:
+        raise ValueError(f"conv2d: padding must be non-negative, got {padding!r}")
+    return (ph, ph), (pw, pw)

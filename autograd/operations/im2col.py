@@ -1,0 +1,102 @@
+"""Window helpers shared by convolution and pooling: argument normalisation, padding, output
+sizes, and the strided views that turn sliding windows into array axes without copying.
+
+Shapes follow NCHW. A window at output position (oh, ow) and kernel offset (i, j) reads the
+padded input at row ``oh * stride + i * dilation`` and column ``ow * stride + j * dilation``;
+:func:`offset_slice` gives, for one kernel offset, the slice that covers every output position.
+
+>>> pair(3, "conv2d", "stride"), output_size(5, 3, 1, 1, (1, 1))
+((3, 3), 5)
+"""
+import numpy as np
+
+from ..device import get_array_module
+
+__all__ = []     # internal helpers, not part of the public API
+
+
+def pair(value, op, name):
+    """``value`` (an int or a pair of ints) as a tuple (height, width) of ints."""
+    if isinstance(value, (int, np.integer)):
+        return int(value), int(value)
+    try:
+        first, second = value
+        return _integer(first, op, name), _integer(second, op, name)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}") from None
+
+
+def _integer(value, op, name):
+    if not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+    return int(value)
+
+
+def output_size(size, kernel, stride, dilation, pads, ceil_mode=False):
+    """Number of window positions along one axis of ``size`` padded by ``pads`` (before, after).
+
+    With ``ceil_mode`` a last partial window is kept when it starts inside the input or the
+    leading padding (PyTorch's rule), so no window lies entirely in the trailing overhang."""
+    span = dilation * (kernel - 1) + 1
+    room = size + pads[0] + pads[1] - span
+    if room < 0:
+        return 0
+    if not ceil_mode:
+        return room // stride + 1
+    count = -(-room // stride) + 1
+    if (count - 1) * stride >= size + pads[0]:
+        count -= 1
+    return count
+
+
+def same_pads(size, kernel, stride, dilation, lower=False):
+    """(before, after) padding that gives ``ceil(size / stride)`` outputs, as ONNX's SAME_UPPER
+    (the odd extra pixel after) or SAME_LOWER (before)."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
+    small, large = total // 2, total - total // 2
+    return (large, small) if lower else (small, large)
+
+
+def pad2d(x, pads_h, pads_w, value=0.0):
+    """``x`` (N, C, H, W) with ``pads_h`` rows before/after and ``pads_w`` columns; ``x`` itself
+    when no padding is asked for."""
+    if not (pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]):
+        return x
+    xp = get_array_module(x)
+    n, c, h, w = x.shape
+    padded = xp.empty((n, c, h + pads_h[0] + pads_h[1], w + pads_w[0] + pads_w[1]), x.dtype)
+    # Fill only the border: writing the whole array first would touch the interior twice.
+    padded[:, :, :pads_h[0]] = value
+    padded[:, :, h + pads_h[0]:] = value
+    padded[:, :, :, :pads_w[0]] = value
+    padded[:, :, :, w + pads_w[0]:] = value
+    padded[:, :, pads_h[0]:pads_h[0] + h, pads_w[0]:pads_w[0] + w] = x
+    return padded
+
+
+def unpad2d(x, pads_h, pads_w):
+    """The interior of a padded (N, C, H, W) array: the inverse of :func:`pad2d`'s shape."""
+    h, w = x.shape[2], x.shape[3]
+    return x[:, :, pads_h[0]:h - pads_h[1], pads_w[0]:w - pads_w[1]]
+
+
+def offset_slice(i, j, out_h, out_w, stride, dilation):
+    """Index of the (N, C, out_h, out_w) block of a padded input that kernel offset (i, j)
+    reads, one element per output position."""
+    top, left = i * dilation[0], j * dilation[1]
+    return (slice(None), slice(None),
+            slice(top, top + stride[0] * (out_h - 1) + 1, stride[0]),
+            slice(left, left + stride[1] * (out_w - 1) + 1, stride[1]))
+
+
+def window_view(padded, kernel, out_size, stride, dilation):
+    """A read-only strided view (N, C, kh, kw, OH, OW) of ``padded`` (N, C, Hp, Wp): element
+    [n, c, i, j, oh, ow] is the input that kernel offset (i, j) of output (oh, ow) reads. No copy:
+    kernel axes come before output axes so that a later copy streams along output columns."""
+    xp = get_array_module(padded)
+    n, c = padded.shape[:2]
+    sn, sc, sh, sw = padded.strides
+    shape = (n, c, kernel[0], kernel[1], out_size[0], out_size[1])
+    strides = (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1])
+    return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=strides)

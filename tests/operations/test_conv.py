@@ -1,0 +1,152 @@
+"""conv2d against a direct-loop NumPy reference, float64 gradcheck, float32 kept, errors."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import autograd
+from autograd import Tensor
+
+
+def reference_conv2d(x, W, b, stride, pads_h, pads_w, dilation, groups):
+    """Direct loops over n, c_out, oh, ow: the definition of a grouped, dilated convolution."""
+    n, c, h, w = x.shape
+    out_channels, group_channels, kh, kw = W.shape
+    padded = np.zeros((n, c, h + sum(pads_h), w + sum(pads_w)))
+    padded[:, :, pads_h[0]:pads_h[0] + h, pads_w[0]:pads_w[0] + w] = x
+    out_h = (padded.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    out_w = (padded.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    y = np.zeros((n, out_channels, out_h, out_w))
+    group_out = out_channels // groups
+    for i in range(n):
+        for o in range(out_channels):
+            first = (o // group_out) * group_channels
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    top, left = oh * stride[0], ow * stride[1]
+                    window = padded[i, first:first + group_channels,
+                                    top:top + dilation[0] * (kh - 1) + 1:dilation[0],
+                                    left:left + dilation[1] * (kw - 1) + 1:dilation[1]]
+                    y[i, o, oh, ow] = (window * W[o]).sum() + (b[o] if b is not None else 0)
+    return y
+
+
+@st.composite
+def conv_settings(draw):
+    groups = draw(st.sampled_from([1, 1, 2, 3]))
+    group_channels = draw(st.integers(1, 2))
+    out_channels = groups * draw(st.integers(1, 2))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+    h = draw(st.integers(max(1, dilation[0] * (kh - 1) + 1 - 2 * padding[0]), 6))
+    w = draw(st.integers(max(1, dilation[1] * (kw - 1) + 1 - 2 * padding[1]), 6))
+    n = draw(st.integers(1, 2))
+    bias = draw(st.booleans())
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    return dict(x_shape=(n, groups * group_channels, h, w),
+                w_shape=(out_channels, group_channels, kh, kw), bias=bias, stride=stride,
+                dilation=dilation, padding=padding, groups=groups, seed=seed)
+
+
+def _arrays(s):
+    rng = np.random.default_rng(s["seed"])
+    x = rng.uniform(-1, 1, s["x_shape"])
+    W = rng.uniform(-1, 1, s["w_shape"])
+    b = rng.uniform(-1, 1, s["w_shape"][0]) if s["bias"] else None
+    return x, W, b
+
+
+def _kwargs(s):
+    return dict(stride=s["stride"], padding=s["padding"], dilation=s["dilation"],
+                groups=s["groups"])
+
+
+@given(conv_settings())
+def test_forward_matches_direct_loops_and_float32_is_kept(s):
+    x, W, b = _arrays(s)
+    ph, pw = s["padding"]
+    expected = reference_conv2d(x, W, b, s["stride"], (ph, ph), (pw, pw), s["dilation"],
+                                s["groups"])
+    tensors = [Tensor(data=a, dtype=np.float64) for a in (x, W, b) if a is not None]
+    y = autograd.conv2d(*tensors[:2], *tensors[2:], **_kwargs(s))
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-10, atol=1e-12)
+
+    params = [Tensor(data=a.astype(np.float32), stores_grad=True)
+              for a in (x, W, b) if a is not None]
+    y32 = autograd.conv2d(*params[:2], *params[2:], **_kwargs(s))
+    assert y32.dtype == np.float32
+    np.testing.assert_allclose(y32.to_numpy(), expected, rtol=1e-4, atol=1e-5)
+    grads = autograd.gradients(y32, np.ones(y32.shape, np.float32))
+    assert all(grads[p].dtype == np.float32 and grads[p].shape == p.shape for p in params)
+
+
+@given(conv_settings())
+def test_gradients_match_finite_differences(s):
+    x, W, b = _arrays(s)
+    inputs = [a for a in (x, W, b) if a is not None]
+    autograd.gradcheck(lambda *t: autograd.conv2d(*t, **_kwargs(s)), inputs)
+
+
+def test_input_gradient_is_skipped_for_a_data_batch():
+    x = Tensor(data=np.ones((1, 2, 4, 4)), requires_grad=False)
+    W = Tensor(data=np.ones((3, 2, 3, 3)), stores_grad=True)
+    y = autograd.conv2d(x, W, padding=1)
+    assert y.creator.needs_input_grad == (False, True)
+    assert y.creator.saved[1] is None        # W is kept only to compute dx
+    grads = autograd.gradients(autograd.sum(y))
+    # dW[o, c, i, j] = number of output positions whose window offset (i, j) is inside x
+    expected = np.outer([3, 4, 3], [3, 4, 3]).astype(np.float32)
+    np.testing.assert_array_equal(grads[W].to_numpy(), np.broadcast_to(expected, (3, 2, 3, 3)))
+
+
+@pytest.mark.parametrize("size,stride", [(7, 1), (8, 1), (7, 2), (8, 2), (9, 3)])
+def test_same_padding_keeps_ceil_of_size_over_stride(size, stride):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, size, size))
+    W = rng.standard_normal((2, 2, 4, 3))
+    for mode, lower in (("SAME_UPPER", False), ("SAME_LOWER", True)):
+        y = autograd.conv2d(Tensor(data=x), Tensor(data=W), stride=stride, pad_mode=mode)
+        out = -(-size // stride)
+        assert y.shape == (1, 2, out, out)
+        pads = []
+        for k in (4, 3):
+            total = max((out - 1) * stride + k - size, 0)
+            small, large = total // 2, total - total // 2
+            pads.append((large, small) if lower else (small, large))
+        expected = reference_conv2d(x, W, None, (stride, stride), pads[0], pads[1], (1, 1), 1)
+        np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-5, atol=1e-5)
+    same = autograd.conv2d(Tensor(data=x), Tensor(data=W), stride=stride, padding="same")
+    upper = autograd.conv2d(Tensor(data=x), Tensor(data=W), stride=stride, pad_mode="SAME_UPPER")
+    np.testing.assert_array_equal(same.to_numpy(), upper.to_numpy())
+    valid = autograd.conv2d(Tensor(data=x), Tensor(data=W), stride=stride, padding=3,
+                            pad_mode="VALID")
+    assert valid.shape == (1, 2, (size - 4) // stride + 1, (size - 3) // stride + 1)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: autograd.conv2d(Tensor(shape=(8, 4, 5, 5)), Tensor(shape=(2, 3, 3, 3))),
+     r"conv2d: expected x of shape \(N, 3, H, W\), got \(8, 4, 5, 5\)"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 3, 2, 2)), Tensor(shape=(2, 3, 3, 3))),
+     r"conv2d: kernel \(3, 3\).*spans 3 pixels, more than the padded input height 2"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 4, 5, 5)), Tensor(shape=(3, 2, 3, 3)), groups=2),
+     r"conv2d: groups=2 must divide out_channels=3"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 4, 5, 5)), Tensor(shape=(4, 2, 3, 3)), groups=0),
+     r"conv2d: groups must be a positive int, got 0"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 3, 5, 5)), Tensor(shape=(2, 3, 3))),
+     r"conv2d: expected W of shape \(out_channels, in_channels / groups, kh, kw\), got"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 3, 5, 5)), Tensor(shape=(2, 3, 3, 3)),
+                             Tensor(shape=(3,))),
+     r"conv2d: expected b of shape \(2,\), got \(3,\)"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 3, 5, 5)), Tensor(shape=(2, 3, 3, 3)),
+                             padding="full"),
+     r"conv2d: padding must be an int, a pair, 'same' or 'valid', got 'full'"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 3, 5, 5)), Tensor(shape=(2, 3, 3, 3)),
+                             pad_mode="SAME"),
+     r"conv2d: pad_mode must be one of"),
+    (lambda: autograd.conv2d(Tensor(shape=(1, 3, 5, 5)), Tensor(shape=(2, 3, 3, 3)), stride=0),
+     r"conv2d: stride and dilation must be positive"),
+])
+def test_bad_arguments_are_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
