@@ -64,6 +64,7 @@ class Operation:
             arrays = [t.data for t in inputs]
             first = inputs[0]
             device = first.device
+            make = type(first).from_operation
             if len(inputs) > 1:
                 _check_compatible(self, inputs, arrays)
         except (AttributeError, IndexError):
@@ -83,7 +84,6 @@ class Operation:
         multiple = type(outputs) is tuple
         if config.debug:
             check_finite(self, outputs if multiple else (outputs,), "forward")
-        make = type(first).from_operation
         if not record:
             if multiple:
                 return tuple([make(o, device, None, 0) for o in outputs])
@@ -104,6 +104,8 @@ def _check_compatible(op, inputs, arrays):
     floating = None
     for t, a in zip(inputs, arrays):
         if t.device is not device:
+            if not hasattr(t, "creator"):     # an array (NumPy 2 arrays have .device too)
+                raise AttributeError("not a Tensor")      # reported by __call__
             raise TypeError(
                 f"{type(op).__name__}: inputs are on different devices ({device} and {t.device}); "
                 "move one with to_device()")
