@@ -1,0 +1,177 @@
+"""Activations: forward against NumPy formulas, float64 gradcheck, float32 kept (tests/opcase.py),
+plus stability for large |x|, SINGA's defaults and argument errors."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import autograd
+from autograd import Tensor
+from tests.opcase import OpCase, floats, check_case
+
+erf_reference = np.vectorize(math.erf)
+
+
+def sigmoid_reference(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def elu_reference(x, alpha=1.0):
+    return np.where(x > 0, x, alpha * (np.exp(x) - 1))
+
+
+def gelu_reference(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+    return x * 0.5 * (1 + erf_reference(x / np.sqrt(2)))
+
+
+def softmax_reference(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax_reference(x, axis=-1):
+    return x - np.log(np.exp(x).sum(axis=axis, keepdims=True))
+
+
+CASES = [
+    OpCase(autograd.tanh, np.tanh, [floats()]),
+    OpCase(autograd.sigmoid, sigmoid_reference, [floats(-6, 6)]),
+    OpCase(autograd.relu, lambda x: np.maximum(x, 0), [floats(avoid=[0.0])]),
+    OpCase(autograd.leakyrelu, lambda x: np.where(x > 0, x, 0.01 * x), [floats(avoid=[0.0])]),
+    OpCase(autograd.leakyrelu, lambda x, a: np.where(x > 0, x, a * x), [floats(avoid=[0.0])],
+           kwargs=dict(a=0.3), name="leakyrelu_a"),
+    OpCase(autograd.elu, elu_reference, [floats(-4, 2)]),
+    OpCase(autograd.elu, elu_reference, [floats(-4, 2, avoid=[0.0])], kwargs=dict(alpha=2.5),
+           name="elu_alpha"),
+    OpCase(autograd.selu, lambda x: 1.0507 * elu_reference(x, 1.67326),
+           [floats(-4, 2, avoid=[0.0])]),
+    OpCase(autograd.selu, lambda x, alpha, gamma: gamma * elu_reference(x, alpha),
+           [floats(avoid=[0.0])], kwargs=dict(alpha=0.5, gamma=2.0), name="selu_alpha_gamma"),
+    OpCase(autograd.gelu, gelu_reference, [floats(-4, 4)]),
+    OpCase(autograd.gelu, gelu_reference, [floats(-4, 4)], kwargs=dict(approximate="tanh"),
+           name="gelu_tanh"),
+    OpCase(autograd.softplus, lambda x: np.log(1 + np.exp(x)), [floats(-6, 6)]),
+    OpCase(autograd.softsign, lambda x: x / (1 + np.abs(x)), [floats(-4, 4)]),
+    OpCase(autograd.hardsigmoid, lambda x: np.clip(0.2 * x + 0.5, 0, 1),
+           [floats(-4, 4, avoid=[-2.5, 2.5])]),
+    OpCase(autograd.hardsigmoid, lambda x, alpha, gamma: np.clip(alpha * x + gamma, 0, 1),
+           [floats(avoid=[-0.5, 1.5])], kwargs=dict(alpha=0.5, gamma=0.25),
+           name="hardsigmoid_alpha_gamma"),
+    OpCase(autograd.erf, erf_reference, [floats()]),
+    OpCase(autograd.softmax, softmax_reference, [floats()], min_dims=1),
+    OpCase(autograd.softmax, softmax_reference, [floats()], kwargs=dict(axis=0), min_dims=1,
+           name="softmax_axis0"),
+    OpCase(autograd.softmax, softmax_reference, [floats()], kwargs=dict(axis=1), min_dims=2,
+           name="softmax_axis1"),
+    OpCase(autograd.softmax, softmax_reference, [floats()], kwargs=dict(axis=-2), min_dims=2,
+           name="softmax_axis-2"),
+    OpCase(autograd.log_softmax, log_softmax_reference, [floats()], min_dims=1),
+    OpCase(autograd.log_softmax, log_softmax_reference, [floats()], kwargs=dict(axis=0),
+           min_dims=1, name="log_softmax_axis0"),
+    OpCase(autograd.log_softmax, log_softmax_reference, [floats()], kwargs=dict(axis=1),
+           min_dims=2, name="log_softmax_axis1"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@given(data=st.data())
+def test_op(case, data):
+    check_case(case, data)
+
+
+def _value_and_grad(fn, values, dtype=np.float64):
+    x = Tensor(data=np.array(values, dtype), stores_grad=True)
+    y = fn(x)
+    dy = np.full(y.shape, 0.5, dtype)
+    (grad,) = [g for _, g in autograd.backward(y, dy)]
+    return y.to_numpy(), grad.to_numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", [autograd.sigmoid, autograd.softplus, autograd.elu,
+                                autograd.selu, autograd.tanh, autograd.gelu, autograd.erf,
+                                autograd.softsign, autograd.softmax, autograd.log_softmax],
+                         ids=lambda f: f.__name__)
+def test_large_inputs_give_finite_values_and_gradients_without_warnings(fn, dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            y, grad = _value_and_grad(fn, [-1000.0, -30.0, 0.0, 30.0, 1000.0], dtype)
+    assert np.isfinite(y).all() and np.isfinite(grad).all(), (y, grad)
+    assert y.dtype == dtype and grad.dtype == dtype
+
+
+def test_sigmoid_and_softplus_at_the_extremes():
+    y, grad = _value_and_grad(autograd.sigmoid, [-1000.0, -50.0, 50.0, 1000.0])
+    np.testing.assert_allclose(y, [0.0, np.exp(-50.0), 1.0, 1.0], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(grad, 0.5 * y * (1 - y), rtol=1e-12, atol=0)
+    y, grad = _value_and_grad(autograd.softplus, [-1000.0, -50.0, 50.0, 1000.0])
+    np.testing.assert_allclose(y, [0.0, np.exp(-50.0), 50.0, 1000.0], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(grad, [0.0, 0.5 * np.exp(-50.0), 0.5, 0.5], rtol=1e-12, atol=0)
+
+
+def test_softmax_and_log_softmax_of_huge_logits():
+    x = [[1000.0, 1000.0, -1000.0], [0.0, 2000.0, 1.0]]
+    y, _ = _value_and_grad(autograd.softmax, x)
+    np.testing.assert_allclose(y, [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]], atol=1e-300)
+    y, grad = _value_and_grad(autograd.log_softmax, x)
+    np.testing.assert_allclose(y, [[-np.log(2), -np.log(2), -2000 - np.log(2)],
+                                   [-2000.0, 0.0, -1999.0]], rtol=1e-12)
+    # dx = dy - softmax * sum(dy) with dy = 0.5 everywhere
+    np.testing.assert_allclose(grad, [[-0.25, -0.25, 0.5], [0.5, -1.0, 0.5]], atol=1e-12)
+
+
+def test_relu_gradient_is_zero_at_zero_and_keeps_dy_elsewhere():
+    x = Tensor(data=[-1.0, 0.0, 2.0], stores_grad=True)
+    dy = np.array([3.0, 5.0, 7.0], np.float32)
+    (grad,) = [g for _, g in autograd.backward(autograd.relu(x), dy)]
+    np.testing.assert_array_equal(grad.to_numpy(), [0.0, 0.0, 7.0])
+
+
+def test_singa_defaults():
+    x = Tensor(data=np.array([-1.0, 2.0]))
+    np.testing.assert_allclose(autograd.selu(x).to_numpy(),
+                               [1.0507 * 1.67326 * (np.exp(-1.0) - 1), 1.0507 * 2.0], rtol=1e-12)
+    np.testing.assert_allclose(autograd.hardsigmoid(x).to_numpy(), [0.3, 0.9], rtol=1e-12)
+    np.testing.assert_allclose(autograd.leakyrelu(x).to_numpy(), [-0.01, 2.0], rtol=1e-12)
+    np.testing.assert_allclose(autograd.elu(x).to_numpy(), [np.exp(-1.0) - 1, 2.0], rtol=1e-12)
+
+
+def test_numpy_float64_parameters_keep_float32():
+    x = Tensor(data=[-1.0, 2.0])
+    for y in (autograd.leakyrelu(x, np.float64(0.2)), autograd.elu(x, np.float64(2.0)),
+              autograd.hardsigmoid(x, np.float64(0.3), np.float64(0.4))):
+        assert y.dtype == np.float32
+
+
+def test_softmax_rows_sum_to_one_along_the_chosen_axis():
+    x = Tensor(data=np.random.default_rng(0).normal(size=(2, 3, 4)))
+    for axis in (0, 1, 2, -1):
+        y = autograd.softmax(x, axis=axis).to_numpy()
+        np.testing.assert_allclose(y.sum(axis=axis), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [autograd.softmax, autograd.log_softmax], ids=lambda f: f.__name__)
+def test_softmax_axis_errors_name_the_op(fn):
+    name = fn.__name__
+    with pytest.raises(ValueError, match=rf"{name}: axis 2 is out of range for a 2-d tensor"):
+        fn(Tensor(shape=(2, 3)), axis=2)
+    with pytest.raises(ValueError, match=rf"{name}: .*at least 1 dimension.*\(\)"):
+        fn(Tensor(data=1.0))
+    with pytest.raises(TypeError, match=rf"{name}: axis must be an int"):
+        fn(Tensor(shape=(2, 3)), axis=(0, 1))
+
+
+def test_gelu_rejects_an_unknown_approximation():
+    with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh', got 'erf'"):
+        autograd.gelu(Tensor(data=[1.0]), approximate="erf")
+
+
+def test_softmax_of_a_non_tensor_is_a_type_error():
+    with pytest.raises(TypeError, match="softmax: expected a Tensor, got ndarray"):
+        autograd.softmax(np.ones(3))
+
