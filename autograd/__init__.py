@@ -16,10 +16,12 @@ from .tensor import Tensor
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
 from .operations.base import Operation
 from .operations.elementwise import *        # noqa: F401,F403  (each module's __all__)
+from .operations.unary import *              # noqa: F401,F403
 from .operations.activation import *         # noqa: F401,F403
 from .operations.linalg import *             # noqa: F401,F403
 from .operations.reduction import *          # noqa: F401,F403
 from .operations.shape import *              # noqa: F401,F403
+from .operations.indexing import *           # noqa: F401,F403
 from .operations.loss import *               # noqa: F401,F403
 from .operations.conv import *               # noqa: F401,F403
 from .operations.pooling import *            # noqa: F401,F403

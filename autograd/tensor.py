@@ -14,7 +14,7 @@ exactly like the named functions.
 import numpy as np
 
 from .device import Device, cpu, get_default_device, device_of_array, move_array
-from .operations import elementwise, linalg, reduction, shape as shape_ops
+from .operations import elementwise, linalg, reduction, unary, shape as shape_ops
 
 __all__ = ["Tensor", "from_numpy", "to_numpy"]
 
@@ -223,7 +223,7 @@ class Tensor:
         return elementwise.pow(other, self)
 
     def __neg__(self):
-        return elementwise.negative(self)
+        return unary.negative(self)
 
     def __matmul__(self, other):
         return linalg.matmul(self, other)

@@ -25,17 +25,6 @@ CASES = [
     OpCase(lambda x: x ** 2, lambda x: x ** 2, [floats()], name="square"),
     OpCase(lambda x: x ** 3.5, lambda x: x ** 3.5, [positive], name="pow_scalar"),
     OpCase(lambda x: 2.0 ** x, lambda x: 2.0 ** x, [floats()], name="rpow_scalar"),
-    OpCase(autograd.negative, np.negative, [floats()]),
-    OpCase(autograd.exp, np.exp, [floats()]),
-    OpCase(autograd.log, np.log, [positive]),
-    OpCase(autograd.sqrt, np.sqrt, [positive]),
-    OpCase(autograd.abs, np.abs, [floats(avoid=[0.0])]),
-    OpCase(autograd.sign, np.sign, [floats(avoid=[0.0])]),
-    OpCase(autograd.reciprocal, np.reciprocal, [floats(0.5, 2.0)]),
-    OpCase(autograd.sin, np.sin, [floats()]),
-    OpCase(autograd.cos, np.cos, [floats()]),
-    OpCase(autograd.tan, np.tan, [floats(-1.2, 1.2)]),
-    OpCase(autograd.clip, np.clip, [floats(avoid=[-1.0, 0.5])], kwargs=dict(min=-1.0, max=0.5)),
 ]
 
 

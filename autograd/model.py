@@ -1,0 +1,82 @@
+"""SINGA's Model API: a Layer that knows how to train on one batch.
+
+A SINGA user subclasses ``Model``, writes ``forward`` and ``train_one_batch`` (forward, loss,
+``self.optimizer(loss)``), then drives it with ``compile`` and calls::
+
+    model.set_optimizer(opt.SGD(lr=0.1))
+    model.compile([x], is_train=True)          # one forward pass builds lazy parameters
+    out, loss = model(x, y)                    # training mode: train_one_batch(x, y)
+    model.eval(); out = model(x)               # eval mode: forward(x)
+    model.save_states("model.ckpt", aux_states={"epoch": 3})
+
+As in SINGA, ``Model.train()`` and ``Model.eval()`` also set ``autograd.training`` (which turns
+recording on and off for every graph); plain Layers only switch their own behaviour.
+"""
+from . import io
+from .graph import config, no_grad
+from .layers.base import Layer
+
+__all__ = ["Model"]
+
+
+class Model(Layer):
+    """A Layer with SINGA's training entry points (see the module docstring)."""
+
+    def __init__(self):
+        super().__init__()
+        self.optimizer = None
+        self.compiled = False
+
+    def set_optimizer(self, optimizer):
+        """The optimizer ``train_one_batch`` calls as ``self.optimizer(loss)``."""
+        self.optimizer = optimizer
+
+    def compile(self, inputs, is_train=True, use_graph=False, sequential=False):
+        """Run ``forward`` once on example ``inputs`` (a list of Tensors) without recording,
+        so that lazily sized layers create their parameters, then enter train or eval mode.
+
+        ``use_graph=True`` (SINGA's buffered graph execution) is not implemented: every call
+        runs eagerly. ``sequential`` only matters for that graph mode and is accepted."""
+        if use_graph:
+            raise NotImplementedError(
+                "Model.compile: use_graph=True (buffered graph execution) is not implemented; "
+                "pass use_graph=False to run eagerly")
+        was_training = self.training
+        self.train(False)
+        try:
+            with no_grad():
+                self.forward(*inputs)
+        finally:
+            self.train(was_training)
+        self.compiled = True
+        self.train(is_train)
+
+    def train_one_batch(self, *args, **kwargs):
+        """Forward, loss and ``self.optimizer(loss)`` for one batch: override it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must define train_one_batch(x, y) to be called in "
+            "training mode (or call model.eval() to run forward)")
+
+    def __call__(self, *args, **kwargs):
+        if self.training:
+            return self.train_one_batch(*args, **kwargs)
+        return self.forward(*args, **kwargs)
+
+    def train(self, mode=True):
+        """Training mode for this model and its layers; also sets ``autograd.training``."""
+        super().train(mode)
+        config.training = bool(mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode for this model and its layers; also clears ``autograd.training``."""
+        return self.train(False)
+
+    def save_states(self, fpath, aux_states=None):
+        """Write parameters, buffers and ``aux_states`` (a dict of arrays or JSON values) to
+        ``fpath`` atomically."""
+        io.save(fpath, model=self, **(aux_states or {}))
+
+    def load_states(self, fpath):
+        """Load what ``save_states`` wrote into this model; returns the aux_states dict."""
+        return io.load(fpath, model=self)
