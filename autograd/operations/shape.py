@@ -1,17 +1,34 @@
-"""Shape and indexing operations: they move or select elements without arithmetic.
+"""Shape operations: they move, copy or drop elements without arithmetic (reshape, transpose,
+flatten, squeeze, unsqueeze, expand, tile, cat, split, pad). Indexing (getitem, gather, where)
+lives in ``indexing.py``.
 
 >>> import numpy as np
 >>> from autograd import Tensor
 >>> x = Tensor(data=np.arange(6.0).reshape(2, 3))
->>> reshape(x, (3, -1)).shape, transpose(x).shape, x[1, ::2].to_numpy()
-((3, 2), (3, 2), array([3., 5.]))
+>>> reshape(x, (3, -1)).shape, transpose(x).shape, cat([x, x], axis=1).shape
+((3, 2), (3, 2), (2, 6))
 """
 import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
+from .indexing import getitem  # noqa: F401  (Tensor.__getitem__ finds it here)
+from .utils import normalize_axes, unbroadcast
 
-__all__ = ["reshape", "transpose", "getitem"]
+__all__ = ["reshape", "transpose", "flatten", "squeeze", "unsqueeze", "expand", "broadcast_to",
+           "tile", "cat", "concat", "split", "pad"]
+
+
+def _axis(name, axis, ndim):
+    """One axis in [-ndim, ndim), as a non-negative int."""
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of range for a {ndim}-d tensor")
+    return int(axis) % ndim
+
+
+def _slice(axis, start, stop, step=None):
+    """An index selecting start:stop:step along ``axis`` and everything elsewhere."""
+    return (slice(None),) * axis + (slice(start, stop, step),)
 
 
 class Reshape(Operation):
@@ -51,6 +68,65 @@ def reshape(x, shape):
     return Reshape(shape)(x)
 
 
+def flatten(x, axis=1):
+    """SINGA/ONNX Flatten: a 2-D tensor (product of shape[:axis], product of shape[axis:]);
+    ``axis`` in [-ndim, ndim].
+
+    >>> from autograd import Tensor
+    >>> flatten(Tensor(shape=(2, 3, 4))).shape, flatten(Tensor(shape=(2, 3, 4)), 0).shape
+    ((2, 12), (1, 24))
+    """
+    ndim = x.ndim
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis <= ndim:
+        raise ValueError(f"flatten: axis {axis} is out of range [{-ndim}, {ndim}] for shape "
+                         f"{tuple(x.shape)}")
+    axis = int(axis) + ndim if axis < 0 else int(axis)
+    return Reshape((_product(x.shape[:axis]), _product(x.shape[axis:])))(x)
+
+
+def _product(values):
+    result = 1
+    for n in values:
+        result *= n
+    return result
+
+
+def squeeze(x, axis=None):
+    """x without the size-1 axes listed in ``axis`` (an int or a list); all of them when
+    ``axis`` is None or empty (SINGA's default ``axis=[]``).
+
+    >>> from autograd import Tensor
+    >>> squeeze(Tensor(shape=(1, 3, 1))).shape, squeeze(Tensor(shape=(1, 3, 1)), [-1]).shape
+    ((3,), (1, 3))
+    """
+    shape = x.shape
+    if axis is None or (not isinstance(axis, (int, np.integer)) and len(axis) == 0):
+        axes = tuple(i for i, n in enumerate(shape) if n == 1)
+    else:
+        if x.ndim == 0:
+            raise ValueError(f"squeeze: a 0-d tensor has no axis {axis}")
+        axes = normalize_axes(axis, x.ndim, "squeeze")
+        for a in axes:
+            if shape[a] != 1:
+                raise ValueError(f"squeeze: axis {a} of shape {tuple(shape)} has size "
+                                 f"{shape[a]}, not 1")
+    return Reshape(tuple(n for i, n in enumerate(shape) if i not in axes))(x)
+
+
+def unsqueeze(x, axis):
+    """x with size-1 axes inserted at ``axis`` (an int or a list), positions in the result as in
+    ONNX/SINGA: ``unsqueeze(x, [0, 3])`` of a (2, 3) tensor is (1, 2, 3, 1).
+
+    >>> from autograd import Tensor
+    >>> unsqueeze(Tensor(shape=(2, 3)), [0, -1]).shape
+    (1, 2, 3, 1)
+    """
+    count = 1 if isinstance(axis, (int, np.integer)) else len(axis)
+    axes = normalize_axes(axis, x.ndim + count, "unsqueeze")
+    dims = iter(x.shape)
+    return Reshape(tuple(1 if i in axes else next(dims) for i in range(x.ndim + count)))(x)
+
+
 class Transpose(Operation):
     """y = x with axes permuted by ``axes``.   dx = dy permuted by the inverse permutation"""
 
@@ -65,7 +141,12 @@ class Transpose(Operation):
 
 
 def transpose(x, axes=None):
-    """x with its axes permuted; reversed when ``axes`` is None (SINGA's ``transpose(x, axes)``)."""
+    """x with its axes permuted; reversed when ``axes`` is None (SINGA's ``transpose(x, axes)``).
+
+    >>> from autograd import Tensor
+    >>> transpose(Tensor(shape=(2, 3, 4)), (1, -1, 0)).shape
+    (3, 4, 2)
+    """
     ndim = x.ndim
     if axes is None:
         axes = tuple(range(ndim - 1, -1, -1))
@@ -77,63 +158,249 @@ def transpose(x, axes=None):
     return Transpose(axes)(x)
 
 
-class GetItem(Operation):
-    """y = x[index] (ints, slices, None, Ellipsis, integer or boolean arrays).   dx = zeros with
-    dy added at index; repeated indices accumulate"""
+class Expand(Operation):
+    """y = x broadcast to ``shape`` (a read-only view).   dx = dy summed over the broadcast
+    axes"""
 
-    def __init__(self, index):
-        self.index = index
+    def __init__(self, shape):
+        self.shape = shape
 
     def forward(self, x):
-        self.input_shape, self.input_dtype = x.shape, x.dtype
-        try:
-            return get_array_module(x).asarray(x[self.index])
-        except IndexError as error:
-            raise IndexError(f"getitem: {error} (tensor of shape {x.shape})") from None
+        self.input_shape = x.shape
+        return get_array_module(x).broadcast_to(x, self.shape)
+
+    def backward(self, dy):
+        return unbroadcast(dy, self.input_shape)
+
+
+def expand(x, shape):
+    """ONNX/SINGA Expand: x broadcast against ``shape`` in both directions, so the result has
+    shape ``np.broadcast_shapes(x.shape, shape)`` (a 1 in ``shape`` keeps x's size).
+
+    >>> from autograd import Tensor
+    >>> expand(Tensor(shape=(3, 1)), (2, 1, 4)).shape
+    (2, 3, 4)
+    """
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    try:
+        result = np.broadcast_shapes(x.shape, shape)
+    except ValueError:
+        raise ValueError(f"expand: cannot broadcast {tuple(x.shape)} to {shape}") from None
+    return Expand(result)(x)
+
+
+def broadcast_to(x, shape):
+    """NumPy's ``broadcast_to``: x broadcast to exactly ``shape``.
+
+    >>> from autograd import Tensor
+    >>> broadcast_to(Tensor(shape=(3, 1)), (2, 3, 4)).shape
+    (2, 3, 4)
+    """
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    try:
+        fits = np.broadcast_shapes(x.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"broadcast_to: cannot broadcast {tuple(x.shape)} to {shape}")
+    return Expand(shape)(x)
+
+
+class Tile(Operation):
+    """y = x repeated ``repeats[i]`` times along axis i (x first reshaped to ``shape``, which
+    has as many axes as repeats).   dx = dy summed over the copies"""
+
+    def __init__(self, shape, repeats):
+        self.shape, self.repeats = shape, repeats
+
+    def forward(self, x):
+        self.input_shape = x.shape
+        return get_array_module(x).tile(x.reshape(self.shape), self.repeats)
+
+    def backward(self, dy):
+        split = []
+        for copies, n in zip(self.repeats, self.shape):
+            split += [copies, n]
+        copy_axes = tuple(range(0, len(split), 2))
+        return dy.reshape(split).sum(axis=copy_axes).reshape(self.input_shape)
+
+
+def tile(x, repeats):
+    """x repeated along each axis as ``np.tile``: more repeats than axes add leading axes,
+    fewer repeat the trailing axes.
+
+    >>> from autograd import Tensor
+    >>> tile(Tensor(shape=(2, 3)), [2, 1, 2]).shape, tile(Tensor(shape=(2, 3)), 2).shape
+    ((2, 2, 6), (2, 6))
+    """
+    repeats = ((repeats,) if isinstance(repeats, (int, np.integer))
+               else tuple(int(r) for r in repeats))
+    if any(r < 0 for r in repeats):
+        raise ValueError(f"tile: repeats must be non-negative, got {repeats}")
+    ndim = max(x.ndim, len(repeats))
+    shape = (1,) * (ndim - x.ndim) + tuple(x.shape)
+    return Tile(shape, (1,) * (ndim - len(repeats)) + repeats)(x)
+
+
+class Concat(Operation):
+    """y = the inputs joined along ``axis``.   dxi = the slice of dy that xi fills"""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, *xs):
+        self.sizes = [x.shape[self.axis] for x in xs]
+        return get_array_module(xs[0]).concatenate(xs, axis=self.axis)
+
+    def backward(self, dy):
+        grads, start = [], 0
+        for size, need in zip(self.sizes, self.needs_input_grad):
+            grads.append(dy[_slice(self.axis, start, start + size)] if need else None)
+            start += size
+        return tuple(grads)
+
+
+def cat(xs, axis=0):
+    """SINGA's ``cat(xs, axis=0)``: the tensors in ``xs`` joined along ``axis``; every other
+    axis must match. Also called ``concat``.
+
+    >>> from autograd import Tensor
+    >>> cat([Tensor(shape=(2, 3)), Tensor(shape=(2, 4))], axis=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: cat: cannot join (2, 3) and (2, 4) along axis 0
+    """
+    xs = list(xs)
+    if not xs:
+        raise ValueError("cat: expected at least one tensor, got none")
+    if not all(hasattr(t, "creator") for t in xs):
+        raise TypeError(f"cat: expected Tensors, got ({', '.join(type(t).__name__ for t in xs)})")
+    first = xs[0]
+    ndim = first.ndim
+    if ndim == 0:
+        raise ValueError("cat: cannot join 0-d tensors; unsqueeze them first")
+    axis = _axis("cat", axis, ndim)
+    for t in xs[1:]:
+        if t.ndim != ndim or any(a != b for i, (a, b) in enumerate(zip(first.shape, t.shape))
+                                 if i != axis):
+            raise ValueError(f"cat: cannot join {tuple(first.shape)} and {tuple(t.shape)} "
+                             f"along axis {axis}")
+        if t.dtype != first.dtype:
+            raise TypeError(f"cat: cannot join {first.dtype} and {t.dtype} tensors; cast one "
+                            "with as_type()")
+    return Concat(axis)(*xs)
+
+
+concat = cat
+
+
+class Split(Operation):
+    """y1, y2, ... = consecutive pieces of x along ``axis`` with the given sizes.
+    dx = dy1, dy2, ... joined along axis (zeros for a piece nobody used)"""
+
+    def __init__(self, axis, sizes):
+        self.axis, self.sizes = axis, sizes
+
+    def forward(self, x):
+        pieces, start = [], 0
+        for size in self.sizes:
+            pieces.append(x[_slice(self.axis, start, start + size)])
+            start += size
+        return tuple(pieces)
+
+    def backward(self, *dys):
+        return get_array_module(dys[0]).concatenate(dys, axis=self.axis)
+
+
+def split(x, axis, parts, num_output=None):
+    """SINGA/ONNX Split: x cut along ``axis`` into pieces of the sizes in ``parts`` (a list), or
+    into ``parts`` equal pieces when it is an int; returns a tuple of Tensors. SINGA's
+    ``split(x, axis, None, num_output=n)`` also gives n equal pieces.
+
+    >>> from autograd import Tensor
+    >>> [p.shape for p in split(Tensor(shape=(5, 2)), 0, [2, 3])]
+    [(2, 2), (3, 2)]
+    """
+    if x.ndim == 0:
+        raise ValueError("split: cannot split a 0-d tensor")
+    axis = _axis("split", axis, x.ndim)
+    length = x.shape[axis]
+    if parts is None:
+        parts = num_output
+    if isinstance(parts, (int, np.integer)):
+        if parts <= 0 or length % parts:
+            raise ValueError(f"split: cannot split axis {axis} of length {length} (shape "
+                             f"{tuple(x.shape)}) into {parts} equal parts")
+        sizes = [length // int(parts)] * int(parts)
+    elif parts is None:
+        raise ValueError("split: give parts (a list of sizes or a count)")
+    else:
+        sizes = [int(p) for p in parts]
+        if not sizes or any(p < 0 for p in sizes) or sum(sizes) != length:
+            raise ValueError(f"split: sizes {sizes} must be non-negative and sum to the length "
+                             f"{length} of axis {axis} (shape {tuple(x.shape)})")
+    return Split(axis, sizes)(x)
+
+
+class Pad(Operation):
+    """y = x with ``widths[i] = (begin, end)`` entries added around axis i: a constant, the
+    mirror image without the edge ("reflect") or copies of the edge ("edge").
+    dx = the middle of dy, plus (reflect, edge) the pad entries added back to their sources"""
+
+    def __init__(self, mode, widths, constant):
+        self.mode, self.widths, self.constant = mode, widths, constant
+
+    def forward(self, x):
+        self.input_shape = x.shape
+        xp = get_array_module(x)
+        if self.mode == "constant":
+            return xp.pad(x, self.widths, mode="constant", constant_values=self.constant)
+        return xp.pad(x, self.widths, mode=self.mode)
 
     def backward(self, dy):
         xp = get_array_module(dy)
-        dx = xp.zeros(self.input_shape, self.input_dtype)
-        if _is_basic(self.index):
-            dx[self.index] = dy           # a basic index selects each element at most once
-        elif xp is np:
-            np.add.at(dx, self.index, dy)
-        else:
-            import cupyx
-            cupyx.scatter_add(dx, self.index, dy)
-        return dx
+        grad = dy
+        for axis, ((begin, end), n) in enumerate(zip(self.widths, self.input_shape)):
+            if not begin and not end:
+                continue
+            middle = grad[_slice(axis, begin, begin + n)]
+            if self.mode != "constant":
+                middle = middle.copy()        # pad entries are added into it below
+                before = grad[_slice(axis, 0, begin)]
+                after = grad[_slice(axis, begin + n, None)]
+                if self.mode == "edge":
+                    middle[_slice(axis, 0, 1)] += before.sum(axis=axis, keepdims=True)
+                    middle[_slice(axis, n - 1, n)] += after.sum(axis=axis, keepdims=True)
+                else:                         # reflect: entry begin-j came from entry j
+                    middle[_slice(axis, 1, begin + 1)] += xp.flip(before, axis)
+                    middle[_slice(axis, n - 1 - end, n - 1)] += xp.flip(after, axis)
+            grad = middle
+        return grad
 
 
-def _is_basic(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
-               for p in parts)
+def pad(x, mode="constant", pads=None, constant=0.0):
+    """SINGA/ONNX Pad: ``pads`` = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] entries added
+    before and after each axis; ``mode`` "constant" (filled with ``constant``), "reflect"
+    (mirrored, edge not repeated; pads must be smaller than the axis) or "edge".
 
-
-def _raw_index(index):
-    """The index with Tensors and lists replaced by arrays, so the op can apply it to arrays."""
-    if isinstance(index, tuple):
-        return tuple(_raw_index(p) for p in index)
-    if hasattr(index, "creator"):
-        return index.data
-    if isinstance(index, list):
-        return np.asarray(index)
-    return index
-
-
-def getitem(x, index):
-    """x[index] with NumPy's indexing: ints, slices with steps, None, Ellipsis, and integer or
-    boolean arrays (or Tensors); a gradient flows to every selected element, summed where an
-    index repeats."""
-    index = _raw_index(index)
-    if x.device.kind != "cpu":
-        index = _to_device_index(index, x.device)
-    return GetItem(index)(x)
-
-
-def _to_device_index(index, device):
-    if isinstance(index, tuple):
-        return tuple(_to_device_index(p, device) for p in index)
-    if isinstance(index, np.ndarray):
-        return device.xp.asarray(index)
-    return index
+    >>> from autograd import Tensor
+    >>> pad(Tensor(data=[1.0, 2.0, 3.0]), "reflect", [2, 1]).to_numpy()
+    array([3., 2., 1., 2., 3., 2.], dtype=float32)
+    """
+    if mode not in ("constant", "reflect", "edge"):
+        raise ValueError(f"pad: mode must be 'constant', 'reflect' or 'edge', got {mode!r}")
+    ndim, shape = x.ndim, tuple(x.shape)
+    if pads is None or len(pads) != 2 * ndim:
+        raise ValueError(f"pad: pads needs {2 * ndim} values (begins then ends) for shape "
+                         f"{shape}, got {pads}")
+    pads = [int(p) for p in pads]
+    if any(p < 0 for p in pads):
+        raise ValueError(f"pad: pads must be non-negative, got {pads}")
+    widths = tuple(zip(pads[:ndim], pads[ndim:]))
+    for axis, ((begin, end), n) in enumerate(zip(widths, shape)):
+        if mode == "reflect" and (begin or end) and not (begin < n and end < n):
+            raise ValueError(f"pad: reflect needs pads smaller than the axis; axis {axis} of "
+                             f"shape {shape} has length {n}, pads ({begin}, {end})")
+        if mode == "edge" and (begin or end) and not n:
+            raise ValueError(f"pad: edge cannot pad the empty axis {axis} of shape {shape}")
+    return Pad(mode, widths, float(constant))(x)

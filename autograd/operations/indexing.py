@@ -1,0 +1,203 @@
+"""Indexing: select elements by position (getitem, gather) or by a condition (where).
+
+Their backward scatters dy back to the selected positions; a position selected several times
+(a repeated index) receives the sum of its gradients.
+
+>>> import numpy as np
+>>> from autograd import Tensor
+>>> x = Tensor(data=np.arange(6.0).reshape(2, 3))
+>>> x[1, ::2].to_numpy(), gather(x, 1, [2, 0]).to_numpy().tolist()
+(array([3., 5.]), [[2.0, 0.0], [5.0, 3.0]])
+"""
+import numpy as np
+
+from ..device import get_array_module
+from .base import Operation
+from .elementwise import _operands
+from .utils import unbroadcast
+
+__all__ = ["getitem", "gather", "where"]
+
+
+def _scatter_add(target, index, values):
+    """target[index] += values, where a repeated index adds each of its values."""
+    if get_array_module(target) is np:
+        np.add.at(target, index, values)
+    else:
+        import cupyx
+        cupyx.scatter_add(target, index, values)
+
+
+class GetItem(Operation):
+    """y = x[index] (ints, slices, None, Ellipsis, integer or boolean arrays).   dx = zeros with
+    dy added at index; repeated indices accumulate"""
+
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, x):
+        self.input_shape, self.input_dtype = x.shape, x.dtype
+        try:
+            return get_array_module(x).asarray(x[self.index])
+        except IndexError as error:
+            raise IndexError(f"getitem: {error} (tensor of shape {x.shape})") from None
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        dx = xp.zeros(self.input_shape, self.input_dtype)
+        if _is_basic(self.index):
+            dx[self.index] = dy           # a basic index selects each element at most once
+        else:
+            _scatter_add(dx, self.index, dy)
+        return dx
+
+
+def _is_basic(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+               for p in parts)
+
+
+def _raw_index(index):
+    """The index with Tensors and lists replaced by arrays, so the op can apply it to arrays."""
+    if isinstance(index, tuple):
+        return tuple(_raw_index(p) for p in index)
+    if hasattr(index, "creator"):
+        return index.data
+    if isinstance(index, list):
+        # an empty list would become a float64 array, which NumPy refuses as an index
+        return np.asarray(index) if index else np.zeros(0, np.intp)
+    return index
+
+
+def getitem(x, index):
+    """x[index] with NumPy's indexing: ints, slices with steps, None, Ellipsis, and integer or
+    boolean arrays (or Tensors); a gradient flows to every selected element, summed where an
+    index repeats.
+
+    >>> from autograd import Tensor
+    >>> getitem(Tensor(data=[1.0, 2.0, 3.0]), [2, 2, 0]).to_numpy()
+    array([3., 3., 1.], dtype=float32)
+    """
+    index = _raw_index(index)
+    if x.device.kind != "cpu":
+        index = _to_device_index(index, x.device)
+    return GetItem(index)(x)
+
+
+def _to_device_index(index, device):
+    if isinstance(index, tuple):
+        return tuple(_to_device_index(p, device) for p in index)
+    if isinstance(index, np.ndarray):
+        return device.xp.asarray(index)
+    return index
+
+
+class Gather(Operation):
+    """y = take(x, indices, axis): x (..., n, ...), indices of any shape I, y (..., *I, ...).
+    dx = zeros with dy added at the gathered positions along axis; repeats accumulate"""
+
+    def __init__(self, axis, indices):
+        self.axis, self.indices = axis, indices
+
+    def forward(self, x):
+        self.input_shape, self.input_dtype = x.shape, x.dtype
+        return get_array_module(x).take(x, self.indices, axis=self.axis)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        shape, axis = self.input_shape, self.axis
+        before, after = _product(shape[:axis]), _product(shape[axis + 1:])
+        count = self.indices.size
+        # Bring the gathered positions to the front so that one scatter along axis 0 does it.
+        rows = dy.reshape(before, count, after).transpose(1, 0, 2)
+        dx = xp.zeros((shape[axis], before, after), self.input_dtype)
+        _scatter_add(dx, self.indices.reshape(count), rows)
+        return dx.transpose(1, 0, 2).reshape(shape)
+
+
+def _product(values):
+    result = 1
+    for n in values:
+        result *= n
+    return result
+
+
+def gather(x, axis, indices):
+    """SINGA/ONNX Gather, which is ``np.take(x, indices, axis)``: the entries of x at
+    ``indices`` (an int, a list, an int array or an int Tensor; negative counts from the end)
+    along ``axis``. Repeated indices accumulate their gradients.
+
+    >>> from autograd import Tensor
+    >>> gather(Tensor(data=[[1.0, 2.0], [3.0, 4.0]]), 0, [[1], [0]]).shape
+    (2, 1, 2)
+    """
+    ndim = x.ndim
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise ValueError(f"gather: axis {axis} is out of range for a {ndim}-d tensor")
+    axis = int(axis) % ndim
+    if hasattr(indices, "creator"):
+        indices = indices.data
+    xp = x.device.xp
+    indices = xp.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"gather: indices must be integers, got {indices.dtype}")
+    length = x.shape[axis]
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < -length or high >= length:
+            raise IndexError(f"gather: index {low if low < -length else high} is out of range "
+                             f"for axis {axis} of length {length} (shape {tuple(x.shape)})")
+        indices = indices % length        # one meaning for every backend and for backward
+    return Gather(axis, indices)(x)
+
+
+class Where(Operation):
+    """y = x where condition else y, all three broadcast together.   dx = dy where condition,
+    dy_other = dy elsewhere, each summed to its input's shape"""
+
+    def __init__(self, condition):
+        self.condition = condition
+
+    def forward(self, x, y):
+        self.shapes = x.shape, y.shape
+        return get_array_module(x).where(self.condition, x, y)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        zero = xp.zeros((), dy.dtype)
+        need_x, need_y = self.needs_input_grad
+        return (unbroadcast(xp.where(self.condition, dy, zero), self.shapes[0]) if need_x
+                else None,
+                unbroadcast(xp.where(self.condition, zero, dy), self.shapes[1]) if need_y
+                else None)
+
+
+def where(condition, x, y):
+    """Elements of x where ``condition`` holds, else of y (NumPy's and PyTorch's order; SINGA
+    spells it ``where(x, y, condition)``). ``condition`` is a bool or 0/1 array or Tensor;
+    x and y are Tensors or scalars; all three broadcast. The gradient goes to x where the
+    condition holds and to y elsewhere.
+
+    >>> from autograd import Tensor
+    >>> where([True, False], Tensor(data=[1.0, 2.0]), 0.0).to_numpy()
+    array([1., 0.], dtype=float32)
+    """
+    if not hasattr(x, "creator") and not hasattr(y, "creator"):
+        raise TypeError(f"where: x or y must be a Tensor, got {type(x).__name__} and "
+                        f"{type(y).__name__}")
+    x, y = _operands(x, y, "where")
+    if hasattr(condition, "creator"):
+        if condition.device is not x.device:
+            raise TypeError(f"where: condition is on {condition.device} but x and y are on "
+                            f"{x.device}")
+        condition = condition.data
+    condition = x.device.xp.asarray(condition)
+    if condition.dtype != bool:
+        condition = condition != 0
+    try:
+        np.broadcast_shapes(condition.shape, x.shape, y.shape)
+    except ValueError:
+        raise ValueError(f"where: cannot broadcast condition {tuple(condition.shape)}, "
+                         f"x {tuple(x.shape)} and y {tuple(y.shape)}") from None
+    return Where(condition)(x, y)
