@@ -1,2 +1,205 @@
-"""(pooling: to be written.)"""
-__all__ = []
+"""2-D pooling on NCHW images: max, average, global average.
+
+Windows are visited one kernel offset at a time: each offset is one strided slice covering every
+output position, so a pass costs kh * kw whole-batch array operations and never materialises a
+(N, C, OH, OW, kh, kw) window array or boolean masks of it. Max pooling remembers which offset won
+(a small integer per output), so its backward gives each output's gradient to exactly one input:
+the first maximum in the window (row-major), as PyTorch does.
+
+>>> import numpy as np
+>>> from autograd import Tensor
+>>> x = Tensor(data=np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
+>>> max_pool2d(x, 2).to_numpy()[0, 0]
+array([[ 5.,  7.],
+       [13., 15.]], dtype=float32)
+>>> avg_pool2d(x, 2).to_numpy()[0, 0]
+array([[ 2.5,  4.5],
+       [10.5, 12.5]], dtype=float32)
+"""
+import numpy as np
+
+from ..device import get_array_module
+from .base import Operation
+from .im2col import pair, output_size, pad2d, unpad2d, offset_slice
+
+__all__ = ["max_pool2d", "avg_pool2d", "global_avg_pool2d"]
+
+_UNIT = (1, 1)
+
+
+class _Pool2d(Operation):
+    """Shared geometry: the padded input (with the ceil-mode overhang after) and output size."""
+
+    def __init__(self, kernel, stride, pads_h, pads_w, out_size):
+        self.kernel, self.stride, self.out_size = kernel, stride, out_size
+        self.pads_h, self.pads_w = pads_h, pads_w
+
+    def offsets(self):
+        """(k, index) for every kernel offset, k counting row-major from 0."""
+        kh, kw = self.kernel
+        out_h, out_w = self.out_size
+        for i in range(kh):
+            for j in range(kw):
+                yield i * kw + j, offset_slice(i, j, out_h, out_w, self.stride, _UNIT)
+
+
+class MaxPool2d(_Pool2d):
+    """y[n, c, oh, ow] = max of the window of xpad (padded with -inf) at (oh, ow); x (N, C, H, W),
+    y (N, C, OH, OW).   dx = dy routed to the first maximum of each window"""
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        padded = pad2d(x, self.pads_h, self.pads_w, -np.inf)
+        count = self.kernel[0] * self.kernel[1]
+        winner = None
+        for k, index in self.offsets():
+            window = padded[index]
+            if winner is None:
+                y = window.copy()
+                winner = xp.zeros(y.shape, np.uint8 if count <= 255 else np.int32)
+                continue
+            # Strictly greater: a later equal value does not take over, so ties go to the first.
+            better = window > y
+            xp.copyto(y, window, where=better)
+            xp.copyto(winner, k, where=better)
+        if self.recording:
+            self.save_for_backward(winner)
+            self.padded_shape = padded.shape
+        return y
+
+    def backward(self, dy):
+        (winner,) = self.saved
+        xp = get_array_module(dy)
+        dpadded = xp.zeros(self.padded_shape, dy.dtype)
+        for k, index in self.offsets():
+            dpadded[index] += dy * (winner == k)
+        return unpad2d(dpadded, self.pads_h, self.pads_w)
+
+
+class AvgPool2d(_Pool2d):
+    """y[n, c, oh, ow] = sum of the window of xpad (zero padded) at (oh, ow) / divisor[oh, ow];
+    x (N, C, H, W), y (N, C, OH, OW).   dx = dy / divisor spread over each window"""
+
+    def __init__(self, kernel, stride, pads_h, pads_w, out_size, divisor):
+        super().__init__(kernel, stride, pads_h, pads_w, out_size)
+        self.divisor = divisor      # a Python number, or an (OH, OW) NumPy array of counts
+
+    def _divisor(self, like):
+        if isinstance(self.divisor, np.ndarray):
+            return get_array_module(like).asarray(self.divisor, dtype=like.dtype)
+        return self.divisor
+
+    def forward(self, x):
+        padded = pad2d(x, self.pads_h, self.pads_w, 0.0)
+        y = None
+        for k, index in self.offsets():
+            if y is None:
+                y = padded[index].copy()
+            else:
+                y += padded[index]
+        y /= self._divisor(y)
+        self.padded_shape = padded.shape
+        return y
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        share = dy / self._divisor(dy)
+        dpadded = xp.zeros(self.padded_shape, dy.dtype)
+        for k, index in self.offsets():
+            dpadded[index] += share
+        return unpad2d(dpadded, self.pads_h, self.pads_w)
+
+
+def _geometry(name, x, kernel_size, stride, padding, ceil_mode):
+    """Checked kernel, stride, (before, after) pads per axis (after includes the ceil-mode
+    overhang) and output size."""
+    if x.ndim != 4:
+        raise ValueError(f"{name}: expected x of shape (N, C, H, W), got {tuple(x.shape)}")
+    kernel = pair(kernel_size, name, "kernel_size")
+    stride = kernel if stride is None else pair(stride, name, "stride")
+    padding = pair(padding, name, "padding")
+    if min(kernel) < 1 or min(stride) < 1:
+        raise ValueError(f"{name}: kernel_size and stride must be positive, got {kernel} and "
+                         f"{stride}")
+    if not (0 <= padding[0] <= kernel[0] // 2 and 0 <= padding[1] <= kernel[1] // 2):
+        raise ValueError(f"{name}: padding must be between 0 and half the kernel size "
+                         f"{kernel}, got {padding}")
+    pads, out_size = [], []
+    for axis, size in enumerate(x.shape[2:]):
+        p = (padding[axis], padding[axis])
+        out = output_size(size, kernel[axis], stride[axis], 1, p, ceil_mode)
+        if out < 1:
+            raise ValueError(f"{name}: kernel {kernel} is larger than the padded input "
+                             f"{tuple(x.shape[2:])} with padding {padding}")
+        overhang = max((out - 1) * stride[axis] + kernel[axis] - (size + 2 * padding[axis]), 0)
+        pads.append((padding[axis], padding[axis] + overhang))
+        out_size.append(out)
+    return kernel, stride, padding, pads, tuple(out_size)
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False):
+    """Max pooling of x (N, C, H, W) over kernel_size windows (int or pair), moving by stride
+    (default: kernel_size), with -inf padding of at most half the kernel. ``ceil_mode`` keeps a
+    last partial window (one that starts inside the input or the leading padding). The gradient
+    of each output goes to the first maximum of its window.
+
+    >>> from autograd import Tensor
+    >>> max_pool2d(Tensor(shape=(2, 3, 7, 7)), 3, 2, padding=1, ceil_mode=True).shape
+    (2, 3, 4, 4)
+    """
+    kernel, stride, _, (pads_h, pads_w), out_size = _geometry(
+        "max_pool2d", x, kernel_size, stride, padding, ceil_mode)
+    return MaxPool2d(kernel, stride, pads_h, pads_w, out_size)(x)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """Average pooling of x (N, C, H, W), arguments as :func:`max_pool2d` with zero padding.
+    Each window is divided by the number of its pixels inside the padded input (the ceil-mode
+    overhang never counts) or, with ``count_include_pad=False``, inside the input itself.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> x = Tensor(data=np.ones((1, 1, 2, 2), np.float32))
+    >>> avg_pool2d(x, 2, 1, padding=1, count_include_pad=False).to_numpy()[0, 0].tolist()
+    [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
+    kernel, stride, padding, (pads_h, pads_w), out_size = _geometry(
+        "avg_pool2d", x, kernel_size, stride, padding, ceil_mode)
+    counts = []
+    for axis, size in enumerate(x.shape[2:]):
+        low, high = (-padding[axis], size + padding[axis]) if count_include_pad else (0, size)
+        starts = np.arange(out_size[axis]) * stride[axis] - padding[axis]
+        counts.append(np.minimum(starts + kernel[axis], high) - np.maximum(starts, low))
+    divisor = np.outer(counts[0], counts[1])
+    if (divisor == divisor.flat[0]).all():
+        divisor = int(divisor.flat[0])      # the common case: one Python number, no array
+    return AvgPool2d(kernel, stride, pads_h, pads_w, out_size, divisor)(x)
+
+
+class GlobalAvgPool2d(Operation):
+    """y[n, c, 0, 0] = mean of x[n, c] over H and W; x (N, C, H, W), y (N, C, 1, 1).
+    dx = dy / (H * W) broadcast over H and W"""
+
+    def forward(self, x):
+        self.shape = x.shape
+        return x.mean(axis=(2, 3), keepdims=True)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        count = self.shape[2] * self.shape[3]
+        return xp.broadcast_to(dy / dy.dtype.type(count), self.shape)
+
+
+def global_avg_pool2d(x):
+    """Mean of each channel of x (N, C, H, W) over its pixels, shaped (N, C, 1, 1).
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> global_avg_pool2d(Tensor(data=np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2))).to_numpy().ravel()
+    array([1.5, 5.5], dtype=float32)
+    """
+    if x.ndim != 4:
+        raise ValueError(f"global_avg_pool2d: expected x of shape (N, C, H, W), got "
+                         f"{tuple(x.shape)}")
+    return GlobalAvgPool2d()(x)
