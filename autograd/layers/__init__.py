@@ -1,2 +1,13 @@
-"""(layers: to be written.)"""
-__all__ = []
+"""Layers: the Layer base (parameters, buffers, train/eval, state_dict) and the built-in layers.
+
+Everything listed here is exported from ``autograd`` itself (``autograd.Linear``, ...). The
+initialisation schemes live in :mod:`autograd.layers.init`.
+"""
+from .base import Layer
+from .linear import Linear, Embedding, Flatten
+from .container import Sequential
+from .activation import ReLU, Sigmoid, Tanh, Softmax, Dropout
+from .summary import summary
+
+__all__ = ["Layer", "Linear", "Embedding", "Flatten", "Sequential", "ReLU", "Sigmoid", "Tanh",
+           "Softmax", "Dropout", "summary"]

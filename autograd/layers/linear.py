@@ -1,0 +1,159 @@
+"""Dense layers: Linear (SINGA's W (in, out) and b), Embedding, Flatten.
+
+>>> import numpy as np, autograd
+>>> layer = autograd.Linear(4, 3)
+>>> [(name, p.shape) for name, p in layer.named_parameters()]
+[('W', (4, 3)), ('b', (3,))]
+>>> layer(autograd.Tensor(data=np.ones((2, 4), np.float32))).shape
+(2, 3)
+"""
+import math
+
+import numpy as np
+
+from ..operations import embedding as embedding_ops
+from ..operations import linalg
+from ..operations import shape as shape_ops
+from ..tensor import Tensor
+from .base import Layer, shape_text
+from .init import check_scheme, initialize
+
+__all__ = ["Linear", "Embedding", "Flatten"]
+
+
+def _positive_int(value, what, layer):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
+    return int(value)
+
+
+class Linear(Layer):
+    """``y = x @ W + b`` on x of shape (N, in_features); W is (in_features, out_features) and b
+    (out_features,), as in SINGA (the transpose of PyTorch's weight).
+
+    ``Linear(in_features, out_features)`` creates its parameters now; SINGA's lazy form
+    ``Linear(out_features)`` creates them on the first call, taking in_features (and the dtype
+    and device) from that input. ``init`` picks the weight scheme (see ``autograd.layers.init``;
+    Glorot uniform by default), ``wscale`` scales it; b starts at zero.
+    """
+
+    def __init__(self, in_features, out_features=None, bias=True, init="xavier", wscale=1.0):
+        super().__init__()
+        if out_features is None:                 # SINGA's Linear(out_features)
+            in_features, out_features = None, in_features
+        self.out_features = _positive_int(out_features, "out_features", "Linear")
+        self.in_features = (None if in_features is None
+                            else _positive_int(in_features, "in_features", "Linear"))
+        self.bias = bool(bias)
+        self.init = check_scheme(init, "Linear")
+        self.wscale = wscale
+        self.W = None
+        self.b = None
+        if self.in_features is not None:
+            self._build(self.in_features, np.float32, None)
+
+    def _build(self, in_features, dtype, device):
+        self.in_features = in_features
+        W = Tensor(shape=(in_features, self.out_features), dtype=dtype, device=device,
+                   stores_grad=True)
+        self.W = initialize(W, self.init, in_features, self.out_features, self.wscale)
+        if self.bias:
+            self.b = Tensor(shape=(self.out_features,), dtype=dtype, device=device,
+                            stores_grad=True)
+
+    def extra_repr(self):
+        inputs = "?" if self.in_features is None else self.in_features
+        return f"{inputs}->{self.out_features}" + ("" if self.bias else ", bias=False")
+
+    def output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        known = self.in_features
+        self.check_input(len(shape) == 2 and (known is None or shape[1] == known),
+                         shape_text(("N", "in_features" if known is None else known)), shape)
+        return (shape[0], self.out_features)
+
+    def forward(self, x):
+        self.output_shape(x.shape)
+        if self.W is None:
+            dtype = x.dtype if x.dtype.kind == "f" else np.float32
+            self._build(x.shape[1], dtype, x.device)
+        y = linalg.matmul(x, self.W)
+        if self.b is not None:
+            y = linalg.add_bias(y, self.b, axis=0)
+        return y
+
+    def count_parameters(self, input_shape=None):
+        if self.W is None and input_shape is not None:
+            return input_shape[-1] * self.out_features + (self.out_features if self.bias else 0)
+        return super().count_parameters()
+
+    def _lazy_parameters(self, prefix, state):
+        value = state.get(prefix + "W")
+        if self.W is not None or value is None:
+            return {}
+        rows = value.shape[0] if value.ndim == 2 else None
+        dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float32)
+        pending = {prefix + "W": ((rows, self.out_features), dtype)}
+        if self.bias:
+            pending[prefix + "b"] = ((self.out_features,), dtype)
+        return pending
+
+    def _materialize_from_state(self, prefix, state):
+        value = state.get(prefix + "W")
+        if self.W is None and value is not None:
+            self._build(value.shape[0], value.dtype, None)
+
+
+class Embedding(Layer):
+    """Row lookup: integer ids of any shape (...) give vectors (..., embedding_dim) taken from
+    W (num_embeddings, embedding_dim); repeated ids accumulate their gradients. ``init``
+    defaults to Glorot uniform over (num_embeddings, embedding_dim)."""
+
+    def __init__(self, num_embeddings, embedding_dim, init="xavier", wscale=1.0):
+        super().__init__()
+        self.num_embeddings = _positive_int(num_embeddings, "num_embeddings", "Embedding")
+        self.embedding_dim = _positive_int(embedding_dim, "embedding_dim", "Embedding")
+        check_scheme(init, "Embedding")
+        self.W = initialize(Tensor(shape=(self.num_embeddings, self.embedding_dim),
+                                   stores_grad=True),
+                            init, self.num_embeddings, self.embedding_dim, wscale)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+    def output_shape(self, input_shape):
+        return tuple(input_shape) + (self.embedding_dim,)
+
+    def forward(self, ids):
+        if not isinstance(ids, Tensor):
+            ids = Tensor(data=np.asarray(ids), device=self.W.device, requires_grad=False)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"{self.describe()}: expected integer ids, got {ids.dtype}")
+        return embedding_ops.embedding(ids, self.W)
+
+
+class Flatten(Layer):
+    """SINGA's flatten as a layer: (d0, ..., dn) -> (d0*...*d(axis-1), d(axis)*...*dn); with
+    the default axis=1 an (N, C, H, W) batch becomes (N, C*H*W)."""
+
+    def __init__(self, axis=1):
+        super().__init__()
+        self.axis = int(axis)
+
+    def extra_repr(self):
+        return f"axis={self.axis}"
+
+    def output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        self.check_input(0 <= self.axis <= len(shape),
+                         f"with at least {self.axis} dimensions", shape)
+        return (_product(shape[:self.axis]), _product(shape[self.axis:]))
+
+    def forward(self, x):
+        return shape_ops.reshape(x, self.output_shape(x.shape))
+
+
+def _product(dims):
+    if any(d is None for d in dims):
+        return None
+    return int(math.prod(dims))
