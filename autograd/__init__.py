@@ -18,6 +18,8 @@ from .operations.base import Operation
 from .operations.elementwise import *        # noqa: F401,F403  (each module's __all__)
 from .operations.unary import *              # noqa: F401,F403
 from .operations.comparison import *         # noqa: F401,F403
+from .operations.conversion import *         # noqa: F401,F403
+from .operations.resample import *           # noqa: F401,F403
 from .operations.activation import *         # noqa: F401,F403
 from .operations.linalg import *             # noqa: F401,F403
 from .operations.reduction import *          # noqa: F401,F403

@@ -1,0 +1,91 @@
+"""ONNX-style conversions SINGA has: shape, constant_of_shape, cast, onehot, nonzero.
+
+Only ``cast`` between floating dtypes is differentiable; the others describe or build tensors
+and return Tensors outside the graph.
+
+>>> from autograd import Tensor
+>>> onehot(-1, Tensor(data=[0, 2], dtype="int64"), 3).to_numpy()
+array([[1., 0., 0.],
+       [0., 0., 1.]], dtype=float32)
+"""
+import numpy as np
+
+from .base import Operation
+
+__all__ = ["shape", "constant_of_shape", "cast", "onehot", "nonzero"]
+
+
+def _constant(like, array):
+    return type(like).from_operation(array, like.device, None, 0)
+
+
+def shape(x):
+    """x's shape as a 1-D int64 Tensor (ONNX Shape)."""
+    return _constant(x, x.device.xp.asarray(x.shape, dtype=np.int64))
+
+
+def constant_of_shape(shape_tensor, value=0.0):
+    """A float32 Tensor of the shape held in ``shape_tensor`` (a 1-D int Tensor, as ONNX
+    ConstantOfShape takes), every element ``value``."""
+    dims = tuple(int(n) for n in shape_tensor.to_numpy().ravel())
+    if any(n < 0 for n in dims):
+        raise ValueError(f"constant_of_shape: dimensions must be >= 0, got {dims}")
+    xp = shape_tensor.device.xp
+    return _constant(shape_tensor, xp.full(dims, value, dtype=np.float32))
+
+
+class Cast(Operation):
+    """y = x converted to ``dtype``.   dx = dy converted back (floating to floating only)"""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, x):
+        self.input_dtype = x.dtype
+        return x.astype(self.dtype)
+
+    def backward(self, dy):
+        return dy.astype(self.input_dtype)
+
+
+def cast(x, to):
+    """x converted to dtype ``to`` (a NumPy dtype or its name). A cast between floating types
+    stays in the graph; a cast to an integer or boolean type is outside it."""
+    target = np.dtype(to)
+    if target.kind == "f" and x.dtype.kind == "f":
+        return Cast(target)(x)
+    return _constant(x, x.data.astype(target))
+
+
+def onehot(axis, indices, depth, values=(0.0, 1.0)):
+    """SINGA/ONNX OneHot: a new axis of length ``depth`` inserted at ``axis`` holding
+    ``values[1]`` at each index and ``values[0]`` elsewhere. Indices may be negative (counted
+    from ``depth``, as ONNX allows); outside [-depth, depth) is a ValueError."""
+    if not hasattr(indices, "creator"):
+        raise TypeError(f"onehot: indices must be a Tensor (wrap an array with "
+                        f"Tensor(data=...)), got {type(indices).__name__}")
+    data, xp = indices.data, indices.device.xp
+    if data.dtype.kind not in "iu" and not (data.dtype.kind == "f" and
+                                            bool((data == xp.round(data)).all())):
+        raise TypeError(f"onehot: indices must be integers, got {data.dtype}")
+    data = data.astype(np.int64)
+    depth = int(depth)
+    if data.size and (int(data.min()) < -depth or int(data.max()) >= depth):
+        raise ValueError(f"onehot: indices must lie in [{-depth}, {depth}), got values from "
+                         f"{int(data.min())} to {int(data.max())}")
+    data = xp.where(data < 0, data + depth, data)
+    off, on = (float(v) for v in (values.to_numpy().ravel() if hasattr(values, "creator")
+                                  else values))
+    result = xp.where(data[..., None] == xp.arange(depth), on, off).astype(np.float32)
+    ndim = result.ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"onehot: axis {axis} is out of range for a {ndim}-d result")
+    return _constant(indices, xp.moveaxis(result, -1, axis % ndim))
+
+
+def nonzero(x):
+    """The indices of x's nonzero elements as an int64 Tensor of shape (x.ndim, count)
+    (ONNX NonZero)."""
+    if x.ndim == 0:
+        raise ValueError("nonzero: expected a tensor of at least 1 dimension, got a scalar")
+    return _constant(x, x.device.xp.stack(x.data.nonzero()).astype(np.int64))

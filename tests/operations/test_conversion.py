@@ -1,0 +1,54 @@
+"""shape, constant_of_shape, cast, onehot, nonzero against NumPy."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import autograd
+from autograd import Tensor
+
+
+@given(hnp.array_shapes(min_dims=0, max_dims=4, max_side=5))
+def test_shape_and_constant_of_shape(shape):
+    x = Tensor(shape=shape)
+    s = autograd.shape(x)
+    assert s.dtype == np.int64 and tuple(s.to_numpy()) == shape
+    filled = autograd.constant_of_shape(s, 2.5)
+    np.testing.assert_array_equal(filled.to_numpy(), np.full(shape, 2.5, np.float32))
+
+
+def test_cast_between_floats_is_differentiable():
+    x = Tensor(data=np.array([1.0, 2.0], np.float32), stores_grad=True)
+    y = autograd.cast(x, np.float64)
+    assert y.dtype == np.float64
+    (param, grad), = autograd.backward(autograd.sum(y * y))
+    assert grad.dtype == np.float32
+    np.testing.assert_allclose(grad.to_numpy(), [2.0, 4.0])
+
+
+def test_cast_to_int_leaves_the_graph():
+    y = autograd.cast(Tensor(data=[1.7, -2.2], stores_grad=True), "int32")
+    assert y.dtype == np.int32 and y.creator is None
+    np.testing.assert_array_equal(y.to_numpy(), [1, -2])
+
+
+@given(indices=hnp.arrays(np.int64, hnp.array_shapes(max_dims=3, max_side=4),
+                          elements=st.integers(-4, 3)),
+       axis=st.integers(-1, 0))
+def test_onehot_matches_a_numpy_formula(indices, axis):
+    out = autograd.onehot(axis, Tensor(data=indices), 4, values=(-1.0, 2.0)).to_numpy()
+    wrapped = np.where(indices < 0, indices + 4, indices)
+    expected = np.where(np.eye(4)[wrapped] == 1, 2.0, -1.0)
+    np.testing.assert_array_equal(out, np.moveaxis(expected, -1, axis))
+
+
+def test_onehot_out_of_range_is_an_error():
+    with pytest.raises(ValueError, match=r"onehot: indices must lie in \[-3, 3\)"):
+        autograd.onehot(-1, Tensor(data=np.array([0, 3])), 3)
+
+
+@given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
+                  elements=st.sampled_from([0.0, 1.0, -2.0])))
+def test_nonzero_matches_numpy(x):
+    np.testing.assert_array_equal(autograd.nonzero(Tensor(data=x)).to_numpy(),
+                                  np.array(np.nonzero(x)).reshape(x.ndim, -1))
