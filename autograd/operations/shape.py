@@ -353,6 +353,8 @@ class Pad(Operation):
     def forward(self, x):
         self.input_shape = x.shape
         xp = get_array_module(x)
+        if not self.widths:                   # a 0-d x, which xp.pad refuses
+            return x.copy()
         if self.mode == "constant":
             return xp.pad(x, self.widths, mode="constant", constant_values=self.constant)
         return xp.pad(x, self.widths, mode=self.mode)

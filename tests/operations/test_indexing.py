@@ -1,0 +1,151 @@
+"""Indexing ops (getitem, gather, where): forward against NumPy, float64 gradcheck, float32 kept
+(tests/opcase.py); repeated indices accumulate; errors."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import autograd
+from autograd import Tensor
+from tests.opcase import OpCase, floats, integers, check_case
+
+BOX = (3, 4, 5)
+MASK = np.array([True, False, True])
+GETITEM_INDICES = {
+    "int": 1,
+    "negative_int": -1,
+    "int_pair": (2, -3),
+    "slice": slice(1, None),
+    "slice_step": (slice(None), slice(0, 4, 2)),
+    "negative_step": (slice(None, None, -1), slice(3, 0, -2)),
+    "none": (None, 1, None),
+    "ellipsis": (Ellipsis, 2),
+    "ellipsis_none": (0, Ellipsis, None),
+    "all_basic": (slice(1, 3), None, Ellipsis, -2),
+    "int_array_repeats": np.array([0, 2, 0, 0]),
+    "list_repeats": [1, 1, -1],
+    "two_int_arrays": (np.array([0, 2, 2]), np.array([1, 1, 3])),
+    "int_array_2d": np.array([[0, 1], [1, 1]]),
+    "mixed_basic_and_array": (slice(None), np.array([3, 3, 0]), slice(None, None, 2)),
+    "bool_mask": MASK,
+    "bool_mask_full": np.arange(60).reshape(BOX) % 3 == 0,
+    "bool_mask_after_slice": (slice(None), np.array([True, False, False, True])),
+}
+
+
+def _getitem_case(name, index):
+    return OpCase(lambda x: x[index], lambda x: x[index], [floats()], shape=BOX,
+                  name=f"getitem_{name}")
+
+
+CASES = [_getitem_case(name, index) for name, index in GETITEM_INDICES.items()] + [
+    OpCase(lambda x: autograd.getitem(x, (Tensor(data=np.array([2, 0, 2])), 1)),
+           lambda x: x[[2, 0, 2], 1], [floats()], shape=BOX, name="getitem_int_tensor"),
+    OpCase(lambda x: x[Tensor(data=MASK, dtype=bool)], lambda x: x[MASK], [floats()],
+           shape=BOX, name="getitem_bool_tensor"),
+    OpCase(lambda x: x[x.data > 0], lambda x: x[x > 0], [floats(avoid=[0.0])],
+           name="getitem_mask_from_values"),
+    OpCase(lambda x: autograd.gather(x, 0, [0, -1, 0]),
+           lambda x: np.take(x, [0, -1, 0], axis=0), [floats()], min_dims=1, name="gather"),
+    OpCase(lambda x: autograd.gather(x, -1, np.array([[0, 0], [-1, 0]])),
+           lambda x: np.take(x, [[0, 0], [-1, 0]], axis=-1), [floats()], min_dims=1,
+           name="gather_2d_indices"),
+    OpCase(lambda x: autograd.gather(x, 1, 2), lambda x: np.take(x, 2, axis=1), [floats()],
+           shape=BOX, name="gather_scalar_index"),
+    OpCase(lambda x, i: autograd.gather(x, 1, i), lambda x, i: np.take(x, i, axis=1),
+           [floats(), integers(0, 4, shape=(2, 3))], shape=BOX, name="gather_int_tensor"),
+    OpCase(autograd.where, np.where, [integers(0, 2), floats(), floats(broadcast=True)],
+           name="where"),
+    OpCase(lambda c, x, y: autograd.where(c, x, y), np.where,
+           [integers(0, 2, shape=(2, 1, 1)), floats(shape=(3, 1)), floats(shape=(4,))],
+           name="where_all_broadcast"),
+    OpCase(lambda x: autograd.where(x.data > 0, x, 0.5), lambda x: np.where(x > 0, x, 0.5),
+           [floats(avoid=[0.0])], name="where_scalar_y"),
+    OpCase(lambda y: autograd.where(y.data > 0, -1, y), lambda y: np.where(y > 0, -1, y),
+           [floats(avoid=[0.0])], name="where_scalar_x"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@given(data=st.data())
+def test_op(case, data):
+    check_case(case, data)
+
+
+# ------------------------------------------------------------------ accumulation
+
+@given(indices=st.lists(st.integers(-4, 3), min_size=1, max_size=8), seed=st.integers(0, 99))
+def test_repeated_indices_accumulate_like_add_at(indices, seed):
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((4, 3))
+    dy = rng.standard_normal((len(indices), 3))
+    expected = np.zeros_like(data)
+    np.add.at(expected, np.array(indices), dy)
+    for select in (lambda t: t[indices], lambda t: autograd.gather(t, 0, indices),
+                   lambda t: t[Tensor(data=np.array(indices))]):
+        x = Tensor(data=data, stores_grad=True)
+        grad = autograd.gradients(select(x), dy)[x]
+        np.testing.assert_allclose(grad.to_numpy(), expected, rtol=1e-12)
+
+
+def test_gather_along_a_middle_axis_accumulates():
+    x = Tensor(data=np.ones((2, 3, 2)), stores_grad=True)
+    y = autograd.gather(x, 1, [[2, 2], [0, 2]])
+    assert y.shape == (2, 2, 2, 2)
+    grad = autograd.gradients(autograd.sum(y))[x].to_numpy()
+    np.testing.assert_array_equal(grad[:, :, 0], [[1.0, 0.0, 3.0], [1.0, 0.0, 3.0]])
+
+
+def test_where_splits_the_gradient_between_x_and_y():
+    x = Tensor(data=[1.0, 2.0, 3.0], stores_grad=True)
+    y = Tensor(data=[[10.0], [20.0]], stores_grad=True)
+    out = autograd.where(np.array([1, 0, 1]), x, y)
+    assert out.shape == (2, 3)
+    g = autograd.gradients(out, np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(g[x].to_numpy(), [3.0, 0.0, 7.0])
+    np.testing.assert_array_equal(g[y].to_numpy(), [[1.0], [4.0]])
+
+
+def test_where_takes_a_float_zero_one_condition_and_keeps_float32():
+    out = autograd.where(Tensor(data=[0.0, 1.0]), Tensor(data=[1.0, 2.0]), 7)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out.to_numpy(), [7.0, 2.0])
+
+
+def test_getitem_of_an_empty_list_selects_nothing():
+    x = Tensor(data=np.ones((3, 2)), stores_grad=True)
+    y = x[[]]
+    assert y.shape == (0, 2)
+    g = autograd.gradients(y, np.zeros((0, 2)))[x]
+    np.testing.assert_array_equal(g.to_numpy(), np.zeros((3, 2)))
+
+
+def test_getitem_int_gives_a_zero_d_tensor_whose_gradient_flows():
+    x = Tensor(data=[[1.0, 2.0], [3.0, 4.0]], stores_grad=True)
+    y = x[1, 0]
+    assert y.shape == ()
+    np.testing.assert_array_equal(autograd.gradients(y * 3.0)[x].to_numpy(), [[0, 0], [3, 0]])
+
+
+# ------------------------------------------------------------------ errors
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: x[2], IndexError, r"getitem: .*index 2 is out of bounds.*\(2, 3\)"),
+    (lambda x: x[0, 0, 0], IndexError, r"getitem: .*too many indices.*\(2, 3\)"),
+    (lambda x: x[np.array([True, False, True])], IndexError, r"getitem: .*boolean index"),
+    (lambda x: x[Tensor(data=[0.0])], IndexError, r"getitem: .*integer"),
+    (lambda x: autograd.gather(x, 2, [0]), ValueError, r"gather: axis 2 is out of range"),
+    (lambda x: autograd.gather(x, 1, [0, 3]), IndexError,
+     r"gather: index 3 is out of range for axis 1 of length 3 \(shape \(2, 3\)\)"),
+    (lambda x: autograd.gather(x, 0, [-3]), IndexError, r"gather: index -3 is out of range"),
+    (lambda x: autograd.gather(x, 0, [0.0]), TypeError, r"gather: indices must be integers"),
+    (lambda x: autograd.where([True, False], x, 1.0), ValueError,
+     r"where: cannot broadcast condition \(2,\), x \(2, 3\) and y \(\)"),
+    (lambda x: autograd.where(True, x, Tensor(shape=(4,))), ValueError,
+     r"where: cannot broadcast shapes \(2, 3\) and \(4,\)"),
+    (lambda x: autograd.where(True, 1.0, 2.0), TypeError, r"where: x or y must be a Tensor"),
+    (lambda x: autograd.where(True, x, Tensor(shape=(3,), dtype=np.float64)), TypeError,
+     r"Where: cannot mix float32 and float64"),
+])
+def test_bad_arguments_raise_clear_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call(Tensor(shape=(2, 3)))
