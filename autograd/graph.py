@@ -54,6 +54,11 @@ class no_grad:
 
     _enabled = False
 
+    def __new__(cls, function=None):
+        # `@no_grad` without parentheses decorates `function` directly, as PyTorch allows
+        self = super().__new__(cls)
+        return self if function is None else self(function)
+
     def __enter__(self):
         self._previous = thread_state.grad_enabled
         thread_state.grad_enabled = self._enabled
@@ -148,7 +153,13 @@ def _count_consumers(root):
 
 
 def _check_gradient(op, index, gradient, shape, dtype):
-    if gradient.shape != shape:
+    try:
+        wrong_shape = gradient.shape != shape
+    except AttributeError:       # a Python number or list: say so instead of an AttributeError
+        raise RuntimeError(
+            f"{type(op).__name__}.backward returned a {type(gradient).__name__} for input "
+            f"{index}; expected an array of shape {shape} (or None)") from None
+    if wrong_shape:
         raise RuntimeError(
             f"{type(op).__name__}.backward returned a gradient of shape {gradient.shape} for "
             f"input {index}, whose shape is {shape}")
@@ -199,6 +210,7 @@ def backward(y, dy=None, retain_graph=False):
     while ready:
         op = ready.pop()
         grads = output_grads.pop(op)
+        slots = None        # may be `grads` itself: `del grads` below must free those arrays
         edges = op.input_edges
         if all(g is None for g in grads):
             input_grads = (None,) * len(edges)    # nothing flows in: nothing flows out

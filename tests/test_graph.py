@@ -270,6 +270,18 @@ def test_no_grad_as_decorator():
     assert (w * 2.0).creator is not None
 
 
+def test_no_grad_as_decorator_without_parentheses():
+    @autograd.no_grad
+    def evaluate(t):
+        return t * 2.0
+
+    w = _param([1.0])
+    y = evaluate(w)
+    assert y.creator is None
+    np.testing.assert_array_equal(y.data, [2.0])
+    assert autograd.is_recording()
+
+
 def test_no_grad_is_thread_local():
     w = _param([1.0, 2.0])
     inside_no_grad, entered, recorded = [], threading.Barrier(2), threading.Barrier(2)
@@ -358,6 +370,12 @@ def test_debug_nan_in_forward_names_the_op_and_the_line(debug_mode):
     message = str(info.value)
     assert "Log" in message and "forward" in message
     assert f"{os.path.basename(__file__)}:{line}" in message
+
+
+def test_debug_records_where_each_op_was_created(debug_mode):
+    line = inspect.currentframe().f_lineno + 1
+    y = _param([1.0]) * 2.0
+    assert y.creator.created_at.startswith(f"{__file__}:{line}")
 
 
 def test_debug_nan_in_backward_names_the_op_and_the_line(debug_mode):

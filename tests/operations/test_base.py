@@ -247,6 +247,18 @@ def test_wrong_dtype_gradient_names_the_op_class():
         autograd.gradients(autograd.sum(Upcasts()(Tensor(data=[1.0], stores_grad=True))))
 
 
+def test_non_array_gradient_names_the_op_class():
+    class ReturnsNumber(Operation):
+        def forward(self, x):
+            return x * 2.0
+
+        def backward(self, dy):
+            return 2.0
+
+    with pytest.raises(RuntimeError, match=r"ReturnsNumber.*float.*\(1,\)"):
+        autograd.gradients(autograd.sum(ReturnsNumber()(_param([1.0]))))
+
+
 # ---------------------------------------------------------------- several outputs
 
 def test_multi_output_op_returns_a_tuple_with_right_gradients():
@@ -287,6 +299,35 @@ def test_saved_arrays_are_released_by_backward():
     autograd.gradients(y)
     gc.collect()
     assert saved() is None, "an intermediate op's saved array outlived backward"
+
+
+class FreshGradient(FreshSave):
+    """FreshSave that remembers weak references to the gradients its backward returns."""
+
+    def __init__(self, returned):
+        super().__init__()
+        self.returned = returned
+
+    def backward(self, dy):
+        gradient = super().backward(dy)
+        self.returned.append(weakref.ref(gradient))
+        return gradient
+
+
+def test_saved_arrays_and_gradients_are_released_as_soon_as_consumed():
+    returned = []
+    p = _param([1.0, 2.0])
+    near, far = FreshGradient(returned), FreshGradient(returned)
+    y = autograd.sum(far(near(p)))
+    saved = [weakref.ref(near.saved[0]), weakref.ref(far.saved[0])]
+    del near, far
+    for param, grad in autograd.backward(y):
+        # while the walk is paused at p's pair: both ops' saved arrays are gone, and so is the
+        # gradient `far` passed to `near`; only the one being yielded is alive
+        assert [r() is None for r in saved] == [True, True]
+        assert returned[0]() is None
+        assert returned[1]() is grad.data
+        np.testing.assert_array_equal(grad.data, [9.0, 9.0])
 
 
 def test_saved_arrays_survive_retain_graph_then_are_released():
