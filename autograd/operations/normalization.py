@@ -1,2 +1,210 @@
-"""(normalization: to be written.)"""
-__all__ = []
+"""Normalization: batch_norm (per channel, batch statistics in training, running ones in eval)
+and layer_norm (over the trailing dimensions of each sample).
+
+Momentum follows SINGA, the opposite of PyTorch: ``running = momentum * running + (1 - momentum)
+* batch_statistic``, so SINGA's default momentum=0.9 is PyTorch's momentum=0.1.
+
+>>> import numpy as np
+>>> from autograd import Tensor
+>>> x = Tensor(data=np.array([[1.0, 10.0], [3.0, 30.0]], np.float32))
+>>> mean, var = np.zeros(2, np.float32), np.ones(2, np.float32)
+>>> y = batch_norm(x, Tensor(data=[1.0, 1.0]), Tensor(data=[0.0, 0.0]), mean, var, training=True)
+>>> y.to_numpy().round(3).tolist(), mean    # 0.9 * 0 + 0.1 * batch mean
+([[-1.0, -1.0], [1.0, 1.0]], array([0.2, 2. ], dtype=float32))
+"""
+import numbers
+
+from ..device import get_array_module
+from ..graph import config
+from .base import Operation
+
+__all__ = ["batch_norm", "layer_norm"]
+
+
+class BatchNorm(Operation):
+    """y = scale * (x - mean) / sqrt(var + eps) + bias per channel (axis 1); x (N, C) or
+    (N, C, H, W), scale and bias (C,); mean/var over N (and H, W) in training, the running
+    statistics in eval.   With xhat the normalised x, M values per channel and
+    g = dy * scale: dx = invstd * (g - mean(g) - xhat * mean(g * xhat)) in training,
+    invstd * g in eval; dscale = sum(dy * xhat), dbias = sum(dy)"""
+
+    def __init__(self, eps, training, momentum, running_mean, running_var):
+        self.eps, self.training, self.momentum = eps, training, momentum
+        self.running_mean, self.running_var = running_mean, running_var
+
+    def forward(self, x, scale, bias):
+        xp = get_array_module(x)
+        channels = x.shape[1]
+        axes = (0,) if x.ndim == 2 else (0, 2, 3)
+        shape = (1, channels) + (1,) * (x.ndim - 2)
+        count = x.size // channels
+        if self.training:
+            mean = x.mean(axis=axes)
+            centered = x - mean.reshape(shape)
+            # var via a second pass over the centred values: no cancellation in float32
+            var = (centered * centered).mean(axis=axes)
+            self._update_running(mean, var, count)
+        else:
+            mean, var = self.running_mean, self.running_var
+            centered = x - mean.reshape(shape).astype(x.dtype, copy=False)
+        invstd = 1.0 / xp.sqrt(var.astype(x.dtype, copy=False) + self.eps)
+        xhat = centered
+        xhat *= invstd.reshape(shape)
+        y = xhat * scale.reshape(shape)
+        y += bias.reshape(shape)
+        self.save_for_backward(xhat, invstd, scale)
+        return y
+
+    def _update_running(self, mean, var, count):
+        if self.running_mean is None:
+            return
+        momentum = self.momentum
+        unbiased = var * (count / (count - 1))
+        for running, batch in ((self.running_mean, mean), (self.running_var, unbiased)):
+            running *= momentum
+            running += (1.0 - momentum) * batch.astype(running.dtype, copy=False)
+
+    def backward(self, dy):
+        xhat, invstd, scale = self.saved
+        needs = self.needs_input_grad
+        channels = dy.shape[1]
+        axes = (0,) if dy.ndim == 2 else (0, 2, 3)
+        shape = (1, channels) + (1,) * (dy.ndim - 2)
+        count = dy.size // channels
+        dbias = dy.sum(axis=axes)
+        dscale = (dy * xhat).sum(axis=axes)
+        dx = None
+        if needs[0]:
+            gain = (scale * invstd).reshape(shape)
+            if self.training:
+                # g = dy * scale, so mean(g) = scale * dbias / M and mean(g * xhat) likewise.
+                dx = dy - (dbias / count).reshape(shape)
+                dx -= xhat * (dscale / count).reshape(shape)
+                dx *= gain
+            else:
+                dx = dy * gain
+        return dx, (dscale if needs[1] else None), (dbias if needs[2] else None)
+
+
+def _raw(value):
+    return value.data if hasattr(value, "creator") else value
+
+
+def batch_norm(x, scale, bias, running_mean, running_var, momentum=0.9, eps=1e-5,
+               training=None):
+    """Batch normalization of x (N, C) or (N, C, H, W) per channel, then ``scale`` and ``bias``
+    (Tensors of shape (C,)).
+
+    ``training`` (default: follow ``autograd.training``) normalises with the batch mean and
+    (biased) variance and updates ``running_mean`` / ``running_var`` (arrays or Tensors of
+    shape (C,), changed in place; None for both to keep none) as SINGA does:
+    ``running = momentum * running + (1 - momentum) * batch``, with the unbiased batch variance.
+    This momentum is PyTorch's ``1 - momentum``. Eval mode normalises with the running ones.
+    Every argument is checked before any running statistic changes.
+    """
+    if training is None:
+        training = config.training
+    if x.ndim not in (2, 4):
+        raise ValueError(f"batch_norm: expected x of shape (N, C) or (N, C, H, W), got "
+                         f"{tuple(x.shape)}")
+    channels = x.shape[1]
+    for name, value in (("scale", scale), ("bias", bias)):
+        if tuple(value.shape) != (channels,):
+            raise ValueError(f"batch_norm: expected {name} of shape ({channels},) for x of shape "
+                             f"{tuple(x.shape)}, got {tuple(value.shape)}")
+    running_mean, running_var = _raw(running_mean), _raw(running_var)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("batch_norm: give both running_mean and running_var, or neither")
+    if running_mean is None and not training:
+        raise ValueError("batch_norm: eval mode needs running_mean and running_var")
+    xp = get_array_module(x.data)
+    for name, value in (("running_mean", running_mean), ("running_var", running_var)):
+        if value is None:
+            continue
+        if not hasattr(value, "shape") or get_array_module(value) is not xp:
+            raise TypeError(f"batch_norm: {name} must be an array on the device of x "
+                            f"({x.device}), got {type(value).__name__}")
+        if tuple(value.shape) != (channels,) or value.dtype.kind != "f":
+            raise ValueError(f"batch_norm: expected {name} of shape ({channels},), floating, for "
+                             f"x of shape {tuple(x.shape)}, got {tuple(value.shape)} "
+                             f"{value.dtype}")
+    if not isinstance(momentum, numbers.Real) or not 0.0 <= momentum <= 1.0:
+        raise ValueError(f"batch_norm: momentum must be in [0, 1], got {momentum!r}")
+    if training and x.size // channels < 2:
+        raise ValueError(f"batch_norm: training needs more than one value per channel, got x of "
+                         f"shape {tuple(x.shape)}")
+    op = BatchNorm(float(eps), bool(training), float(momentum), running_mean, running_var)
+    return op(x, scale, bias)
+
+
+class LayerNorm(Operation):
+    """y = scale * (x - mean) / sqrt(var + eps) + bias, mean and var over the last k axes of
+    x; scale and bias (optional) have the shape of those axes.   With g = dy * scale:
+    dx = invstd * (g - mean(g) - xhat * mean(g * xhat)) over those axes; dscale = sum(dy *
+    xhat), dbias = sum(dy) over the leading axes"""
+
+    def __init__(self, dims, eps, has_scale, has_bias):
+        self.dims, self.eps = dims, eps
+        self.has_scale, self.has_bias = has_scale, has_bias
+
+    def forward(self, x, *affine):
+        xp = get_array_module(x)
+        axes = tuple(range(x.ndim - self.dims, x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        centered = x - mean
+        var = (centered * centered).mean(axis=axes, keepdims=True)
+        invstd = 1.0 / xp.sqrt(var + self.eps)
+        xhat = centered
+        xhat *= invstd
+        y = xhat
+        scale = affine[0] if self.has_scale else None
+        if scale is not None:
+            y = xhat * scale
+        if self.has_bias:
+            y = y + affine[-1]
+        self.save_for_backward(xhat, invstd, scale)
+        return y
+
+    def backward(self, dy):
+        xhat, invstd, scale = self.saved
+        needs = self.needs_input_grad
+        axes = tuple(range(dy.ndim - self.dims, dy.ndim))
+        leading = tuple(range(dy.ndim - self.dims))
+        grads = []
+        if needs[0]:
+            g = dy * scale if scale is not None else dy
+            dx = g - g.mean(axis=axes, keepdims=True)
+            dx -= xhat * (g * xhat).mean(axis=axes, keepdims=True)
+            dx *= invstd
+            grads.append(dx)
+        else:
+            grads.append(None)
+        if self.has_scale:
+            grads.append((dy * xhat).sum(axis=leading) if needs[1] else None)
+        if self.has_bias:
+            grads.append(dy.sum(axis=leading) if needs[-1] else None)
+        return tuple(grads)
+
+
+def layer_norm(x, normalized_shape, scale=None, bias=None, eps=1e-5):
+    """Layer normalization over the trailing dimensions of x given by ``normalized_shape`` (an
+    int or a tuple; as in PyTorch it must equal x.shape[-len(normalized_shape):]), then the
+    optional elementwise ``scale`` and ``bias`` of that shape.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> layer_norm(Tensor(data=[[1.0, 3.0], [0.0, 10.0]]), 2).to_numpy().round(3).tolist()
+    [[-1.0, 1.0], [-1.0, 1.0]]
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else \
+        tuple(normalized_shape)
+    dims = len(shape)
+    if dims == 0 or dims > x.ndim or tuple(x.shape[x.ndim - dims:]) != shape:
+        raise ValueError(f"layer_norm: expected x of shape (..., {', '.join(map(str, shape))}) "
+                         f"for normalized_shape {shape}, got {tuple(x.shape)}")
+    for name, value in (("scale", scale), ("bias", bias)):
+        if value is not None and tuple(value.shape) != shape:
+            raise ValueError(f"layer_norm: expected {name} of shape {shape}, got "
+                             f"{tuple(value.shape)}")
+    inputs = [x] + [t for t in (scale, bias) if t is not None]
+    return LayerNorm(dims, float(eps), scale is not None, bias is not None)(*inputs)
