@@ -41,6 +41,8 @@ class Tensor:
             raise TypeError(f"Tensor: device must be a Device, got {type(device).__name__}")
         if isinstance(data, Tensor):
             data = data.data
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
         if data is not None:
             array = self._array_from(data, device, dtype)
             if shape is not None and tuple(array.shape) != tuple(shape):
@@ -48,7 +50,7 @@ class Tensor:
             device = device_of_array(array)
         elif shape is not None:
             device = device or get_default_device()
-            shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+            shape = tuple(shape)
             with device.activate():
                 array = device.xp.zeros(shape, dtype=dtype or np.float32)
         else:
@@ -75,7 +77,11 @@ class Tensor:
                 return target.xp.array(array, dtype=dtype or array.dtype, copy=True)
         target = device or get_default_device()
         with target.activate():
-            return target.xp.array(data, dtype=dtype or np.float32)
+            try:
+                return target.xp.array(data, dtype=dtype or np.float32)
+            except (ValueError, TypeError) as error:     # ragged lists, strings, ...
+                raise type(error)(f"Tensor: cannot make a {np.dtype(dtype or np.float32)} "
+                                  f"array from this {type(data).__name__} ({error})") from None
 
     @classmethod
     def from_operation(cls, data, device, creator, output_index):

@@ -65,6 +65,16 @@ def test_shape_and_data_mismatch_is_value_error():
     with pytest.raises(ValueError, match=r"\(2, 3\).*\(3, 2\)"):
         Tensor(shape=(3, 2), data=np.zeros((2, 3)))
     assert Tensor(shape=(2, 3), data=np.zeros((2, 3))).shape == (2, 3)
+    assert Tensor(shape=3, data=[1.0, 2.0, 3.0]).shape == (3,)
+    assert Tensor(shape=[3], data=[1.0, 2.0, 3.0]).shape == (3,)
+    with pytest.raises(ValueError, match=r"\(3,\).*\(2,\)"):
+        Tensor(shape=2, data=[1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("data", [[[1.0, 2.0], [3.0]], "abc", [object()]])
+def test_data_that_is_not_numeric_is_an_error_naming_tensor(data):
+    with pytest.raises((ValueError, TypeError), match="Tensor: cannot make a float32 array"):
+        Tensor(data=data)
 
 
 def test_neither_shape_nor_data_is_value_error():
