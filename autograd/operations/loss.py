@@ -81,7 +81,8 @@ def _classification_operands(x, t, name, what):
         raise ValueError(f"{name}: expected {what} of shape (N, C), got {tuple(x.shape)}")
     n, classes = x.shape
     if n == 0 or classes == 0:
-        raise ValueError(f"{name}: expected a non-empty batch, got {what} of shape {tuple(x.shape)}")
+        raise ValueError(f"{name}: expected a non-empty batch, got {what} of shape "
+                         f"{tuple(x.shape)}")
     if _is_labels(t):
         if tuple(t.shape) != (n,):
             raise ValueError(f"{name}: expected integer labels of shape ({n},) for {what} of "
@@ -90,7 +91,7 @@ def _classification_operands(x, t, name, what):
         if low < 0 or high >= classes:
             bad = low if low < 0 else high
             raise ValueError(f"{name}: label {bad} is outside [0, {classes}) for {classes} "
-                             f"classes ({what} of shape {tuple(x.shape)})")
+                             "classes")
     elif tuple(t.shape) != tuple(x.shape):
         raise ValueError(f"{name}: expected targets of shape {tuple(x.shape)} like the {what}, "
                          f"or integer labels of shape ({n},), got {tuple(t.shape)}")
@@ -225,7 +226,7 @@ def softmax_cross_entropy(x, t):
     >>> softmax_cross_entropy(x, np.array([1, 4]))
     Traceback (most recent call last):
     ...
-    ValueError: softmax_cross_entropy: label 4 is outside [0, 4) for 4 classes (logits of shape (2, 4))
+    ValueError: softmax_cross_entropy: label 4 is outside [0, 4) for 4 classes
     """
     return SoftmaxCrossEntropy()(*_classification_operands(x, t, "softmax_cross_entropy",
                                                            "logits"))
