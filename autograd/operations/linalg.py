@@ -7,10 +7,11 @@
 """
 import numpy as np
 
+from ..device import get_array_module
 from .base import Operation
 from .utils import unbroadcast
 
-__all__ = ["matmul", "add_bias", "gemm"]
+__all__ = ["matmul", "add_bias", "gemm", "einsum", "tensordot"]
 
 
 class MatMul(Operation):
@@ -142,7 +143,8 @@ def gemm(A, B, C=None, alpha=1.0, beta=1.0, transA=False, transB=False):
     if k != k2:
         raise ValueError(f"gemm: cannot multiply {(m, k)} by {(k2, n)} "
                          f"(A {A.shape}, transA={transA}; B {B.shape}, transB={transB})")
-    op = Gemm(alpha, beta, bool(transA), bool(transB))
+    # Python floats take the arrays' dtype; a NumPy float64 alpha would upcast float32 grads.
+    op = Gemm(float(alpha), float(beta), bool(transA), bool(transB))
     if C is None:
         return op(A, B)
     try:
@@ -151,3 +153,103 @@ def gemm(A, B, C=None, alpha=1.0, beta=1.0, transA=False, transB=False):
     except ValueError:
         raise ValueError(f"gemm: C of shape {C.shape} does not broadcast to {(m, n)}") from None
     return op(A, B, C)
+
+
+def _parse_einsum(subscripts, count):
+    """Explicit input and output subscripts of an einsum; implicit output as NumPy does it
+    (the letters used once, in alphabetical order)."""
+    subscripts = subscripts.replace(" ", "")
+    if "." in subscripts:
+        raise ValueError("einsum: ellipsis ('...') is not supported; name every axis")
+    inputs, arrow, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != count:
+        raise ValueError(f"einsum: {subscripts!r} names {len(terms)} operand(s), got {count}")
+    if not arrow:
+        letters = "".join(terms)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    for term in terms:
+        if len(set(term)) != len(term):
+            raise ValueError(f"einsum: repeated letters within one operand ({term!r}, a "
+                             "diagonal or trace) are not supported")
+    return terms, output
+
+
+class Einsum(Operation):
+    """y = einsum(subscripts, *xs).   dxi = einsum(dy with the other operands -> xi's
+    subscripts), broadcast over letters only xi had"""
+
+    def __init__(self, terms, output):
+        self.terms, self.output = terms, output
+
+    def forward(self, *xs):
+        self.save_for_backward(*xs)
+        spec = ",".join(self.terms) + "->" + self.output
+        return get_array_module(xs[0]).einsum(spec, *xs, optimize=len(xs) > 2)
+
+    def backward(self, dy):
+        xs = self.saved
+        xp = get_array_module(dy)
+        grads = []
+        for i, (term, x) in enumerate(zip(self.terms, xs)):
+            if not self.needs_input_grad[i]:
+                grads.append(None)
+                continue
+            others = [(t, o) for j, (t, o) in enumerate(zip(self.terms, xs)) if j != i]
+            available = set(self.output).union(*[set(t) for t, _ in others])
+            kept = "".join(c for c in term if c in available)
+            spec = ",".join([self.output] + [t for t, _ in others]) + "->" + kept
+            grad = xp.einsum(spec, dy, *[o for _, o in others], optimize=len(others) > 1)
+            if kept != term:     # letters summed away inside x alone: every element got dy
+                grad = xp.broadcast_to(
+                    grad.reshape([x.shape[k] if c in available else 1
+                                  for k, c in enumerate(term)]), x.shape)
+            grads.append(xp.ascontiguousarray(grad.astype(x.dtype, copy=False)))
+        return tuple(grads)
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation over Tensors, as ``numpy.einsum`` (explicit or implicit output; no
+    ellipsis, no repeated letter inside one operand).
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> einsum("ij,jk->ik", Tensor(data=np.ones((2, 3))), Tensor(data=np.ones((3, 4)))).shape
+    (2, 4)
+    """
+    terms, output = _parse_einsum(subscripts, len(operands))
+    sizes = {}
+    for term, x in zip(terms, operands):
+        if len(term) != x.ndim:
+            raise ValueError(f"einsum: operand {term!r} has {len(term)} letters but the tensor "
+                             f"has shape {x.shape}")
+        for c, n in zip(term, x.shape):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(f"einsum: axis {c!r} has sizes {sizes[c]} and {n} in "
+                                 f"{subscripts!r}")
+    return Einsum(terms, output)(*operands)
+
+
+def tensordot(a, b, axes=2):
+    """Sum of products over the given axes, as ``numpy.tensordot``: ``axes`` is an int (the
+    last axes of a with the first of b) or a pair of axis lists."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    if isinstance(axes, int):
+        axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    else:
+        axes_a, axes_b = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+                          [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+    axes_a = [x % a.ndim for x in axes_a]
+    axes_b = [x % b.ndim for x in axes_b]
+    if len(axes_a) != len(axes_b):
+        raise ValueError(f"tensordot: {len(axes_a)} axes of a against {len(axes_b)} of b")
+    term_a = list(letters[:a.ndim])
+    term_b = list(letters[a.ndim:a.ndim + b.ndim])
+    for i, j in zip(axes_a, axes_b):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: cannot contract axis {i} of {a.shape} with axis {j} "
+                             f"of {b.shape}")
+        term_b[j] = term_a[i]
+    output = [c for k, c in enumerate(term_a) if k not in axes_a] + \
+             [c for k, c in enumerate(term_b) if k not in axes_b]
+    return einsum("".join(term_a) + "," + "".join(term_b) + "->" + "".join(output), a, b)
