@@ -1,2 +1,67 @@
-"""(embedding: to be written.)"""
-__all__ = []
+"""Embedding lookup: rows of a table W (V, D) picked by integer ids of any shape.
+
+>>> import numpy as np
+>>> from autograd import Tensor
+>>> W = Tensor(data=np.arange(6, dtype=np.float32).reshape(3, 2), stores_grad=True)
+>>> embedding(np.array([[2, 0]]), W).to_numpy()
+array([[[4., 5.],
+        [0., 1.]]], dtype=float32)
+"""
+from ..device import get_array_module
+from .base import Operation
+
+__all__ = ["embedding"]
+
+
+class Embedding(Operation):
+    """y[..., :] = W[ids[...], :]; ids any shape, W (V, D), y ids.shape + (D,).
+    dW[v] = sum of dy[...] over the positions where ids == v (repeated ids accumulate)"""
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    def forward(self, W):
+        self.table_shape = W.shape
+        return W[self.ids]
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        dW = xp.zeros(self.table_shape, dy.dtype)
+        # add.at, not dW[ids] += dy: fancy-index assignment keeps only the last repeated id.
+        xp.add.at(dW, self.ids.reshape(-1), dy.reshape(-1, self.table_shape[1]))
+        return dW
+
+
+def embedding(ids, W):
+    """Look up the rows of W (V, D) named by ``ids`` (an int array, list or int Tensor of any
+    shape, values in [0, V)); the result has shape ids.shape + (D,). The gradient of a row sums
+    over every position that used it.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> embedding([0, 3], Tensor(shape=(3, 2)))
+    Traceback (most recent call last):
+    ...
+    ValueError: embedding: ids must be in [0, 3) for W of shape (3, 2), got values from 0 to 3
+    """
+    if W.ndim != 2:
+        raise ValueError(f"embedding: expected W of shape (num_embeddings, dim), got "
+                         f"{tuple(W.shape)}")
+    xp = W.device.xp
+    if hasattr(ids, "creator"):                      # an int Tensor: must share W's device
+        if ids.device is not W.device:
+            raise TypeError(f"embedding: ids are on {ids.device} but W is on {W.device}; move "
+                            "one with to_device()")
+        ids = ids.data
+    elif not hasattr(ids, "dtype") or get_array_module(ids) is not xp:   # a list, host ids
+        with W.device.activate():
+            ids = xp.asarray(ids)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"embedding: ids must be integers, got {ids.dtype}")
+    vocabulary = W.shape[0]
+    if ids.size:
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= vocabulary:
+            raise ValueError(f"embedding: ids must be in [0, {vocabulary}) for W of shape "
+                             f"{tuple(W.shape)}, got values from {low} to {high}")
+    return Embedding(ids)(W)
