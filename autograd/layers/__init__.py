@@ -7,7 +7,10 @@ from .base import Layer
 from .linear import Linear, Embedding, Flatten
 from .container import Sequential
 from .activation import ReLU, Sigmoid, Tanh, Softmax, Dropout
+from .conv import Conv2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d
+from .normalization import BatchNorm2d, BatchNorm1d, LayerNorm
 from .summary import summary
 
 __all__ = ["Layer", "Linear", "Embedding", "Flatten", "Sequential", "ReLU", "Sigmoid", "Tanh",
-           "Softmax", "Dropout", "summary"]
+           "Softmax", "Dropout", "Conv2d", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
+           "BatchNorm2d", "BatchNorm1d", "LayerNorm", "summary"]

@@ -1,0 +1,151 @@
+"""Tests for autograd/layers/conv.py: Conv2d and the pooling layers against their operations,
+shape inference against the shapes the operations produce, and the input checks."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import autograd
+from autograd import AvgPool2d, Conv2d, MaxPool2d, Tensor
+
+
+def _images(rng, *shape, dtype=np.float32):
+    return Tensor(data=rng.standard_normal(shape).astype(dtype), requires_grad=False)
+
+
+@given(st.data())
+def test_conv2d_layer_matches_the_op_and_its_shape_inference(data):
+    groups = data.draw(st.sampled_from([1, 2]), label="groups")
+    in_channels = groups * data.draw(st.integers(1, 2), label="per group in")
+    out_channels = groups * data.draw(st.integers(1, 2), label="per group out")
+    kernel = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    stride = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    dilation = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    padding = data.draw(st.sampled_from([0, 1, (1, 0), "same", "valid"]), label="padding")
+    pad_mode = data.draw(st.sampled_from(["NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER",
+                                          "VALID"]), label="pad_mode")
+    height, width = data.draw(st.integers(5, 7)), data.draw(st.integers(5, 7))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 31)))
+    layer = Conv2d(in_channels, out_channels, kernel, stride=stride, padding=padding,
+                   dilation=dilation, groups=groups, pad_mode=pad_mode)
+    layer.b.data[...] = rng.standard_normal(out_channels)
+    x = _images(rng, 2, in_channels, height, width)
+    y = layer(x)
+    expected = autograd.conv2d(x, layer.W, layer.b, stride=stride, padding=padding,
+                               dilation=dilation, groups=groups, pad_mode=pad_mode)
+    np.testing.assert_array_equal(y.to_numpy(), expected.to_numpy())
+    assert layer.output_shape(x.shape) == y.shape
+    assert layer.output_shape((None, in_channels, height, width)) == (None,) + y.shape[1:]
+
+
+@pytest.mark.parametrize("mode, before", [("SAME_UPPER", False), ("SAME_LOWER", True)])
+def test_same_pad_modes_pad_the_odd_pixel_on_the_side_singa_says(mode, before):
+    rng = np.random.default_rng(0)
+    layer = Conv2d(1, 2, 2, stride=2, pad_mode=mode, bias=False)
+    x = rng.standard_normal((1, 1, 5, 5)).astype(np.float32)
+    # ceil(5 / 2) = 3 outputs need 1 pixel of padding: after for SAME_UPPER, before for LOWER.
+    side = ((0, 0), (0, 0), (1, 0), (1, 0)) if before else ((0, 0), (0, 0), (0, 1), (0, 1))
+    W = layer.W.to_numpy()
+    padded = np.pad(x, side)
+    expected = np.einsum("nchw,ochw->no", np.lib.stride_tricks.sliding_window_view(
+        padded, (2, 2), axis=(2, 3))[:, :, ::2, ::2].transpose(0, 2, 3, 1, 4, 5).reshape(
+        9, 1, 2, 2), W).reshape(3, 3, 2).transpose(2, 0, 1)[None]
+    y = layer(Tensor(data=x))
+    assert y.shape == layer.output_shape(x.shape) == (1, 2, 3, 3)
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_conv2d_parameters_follow_the_layout():
+    layer = Conv2d(4, 6, (3, 2), groups=2)
+    assert [(n, p.shape) for n, p in layer.named_parameters()] == [("W", (6, 2, 3, 2)),
+                                                                  ("b", (6,))]
+    assert Conv2d(4, 6, 3, group=2).W.shape == (6, 2, 3, 3)                  # SINGA's spelling
+    assert not np.any(layer.b.to_numpy()) and Conv2d(1, 2, 3, bias=False).b is None
+    assert layer.count_parameters() == 6 * 2 * 3 * 2 + 6
+
+
+def test_conv2d_gradients_pass_gradcheck():
+    rng = np.random.default_rng(1)
+    layer = Conv2d(2, 2, 3, stride=2, padding=1)
+
+    def through_layer(W, b, x):
+        layer.W, layer.b = W, b
+        return layer(x)
+
+    assert autograd.gradcheck(through_layer, [rng.standard_normal((2, 2, 3, 3)),
+                                              rng.standard_normal(2),
+                                              rng.standard_normal((1, 2, 4, 4))])
+
+
+def test_lazy_conv2d_takes_its_channels_from_the_first_input():
+    layer = Conv2d(8, 3, padding=1)                    # SINGA's Conv2d(out_channels, kernel)
+    assert layer.W is None and layer.output_shape((2, 5, 6, 6)) == (2, 8, 6, 6)
+    assert layer.count_parameters((2, 5, 6, 6)) == 8 * 5 * 9 + 8
+    y = layer(_images(np.random.default_rng(0), 2, 5, 6, 6))
+    assert y.shape == (2, 8, 6, 6) and layer.W.shape == (8, 5, 3, 3) and layer.in_channels == 5
+
+
+def test_conv2d_input_checks_name_the_layer_and_both_shapes():
+    layer = Conv2d(1, 32, 3)
+    with pytest.raises(ValueError) as info:
+        layer(Tensor(shape=(4, 3, 28, 28)))
+    assert str(info.value) == ("Conv2d(1->32, kernel_size=(3, 3)): expected input (N, 1, H, W), "
+                               "got (4, 3, 28, 28)")
+    with pytest.raises(ValueError, match=r"expected input \(N, 1, H, W\) with H >= 3 "
+                                         r"\(padding \(0, 0\)\), got \(4, 1, 2, 5\)"):
+        layer.output_shape((4, 1, 2, 5))
+    with pytest.raises(ValueError, match=r"got \(1, 28, 28\)"):
+        layer.output_shape((1, 28, 28))
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(in_channels=3, out_channels=4, kernel_size=3, groups=2), "groups=2 must divide"),
+    (dict(in_channels=3, out_channels=4, kernel_size=0), "kernel_size must be positive"),
+    (dict(in_channels=3, out_channels=4, kernel_size=3, padding="full"), "padding must be"),
+    (dict(in_channels=3, out_channels=4, kernel_size=3, pad_mode="SAME"), "pad_mode must be"),
+    (dict(in_channels=3, out_channels=4, kernel_size=3, init="glorot"), "init must be"),
+])
+def test_conv2d_rejects_bad_arguments(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        Conv2d(**arguments)
+
+
+@given(st.data())
+def test_pooling_layers_match_their_ops_and_shape_inference(data):
+    kernel = data.draw(st.integers(1, 3), label="kernel")
+    stride = data.draw(st.sampled_from([None, 1, 2]), label="stride")
+    padding = data.draw(st.integers(0, kernel // 2), label="padding")
+    ceil_mode = data.draw(st.booleans(), label="ceil_mode")
+    include = data.draw(st.booleans(), label="count_include_pad")
+    size = data.draw(st.integers(kernel, 6), label="size")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 31)))
+    x = _images(rng, 2, 3, size, size + 1)
+    for layer, op in [
+            (MaxPool2d(kernel, stride, padding, ceil_mode),
+             lambda t: autograd.max_pool2d(t, kernel, stride, padding, ceil_mode)),
+            (AvgPool2d(kernel, stride, padding, ceil_mode, include),
+             lambda t: autograd.avg_pool2d(t, kernel, stride, padding, ceil_mode, include))]:
+        y = layer(x)
+        np.testing.assert_array_equal(y.to_numpy(), op(x).to_numpy())
+        assert layer.output_shape(x.shape) == y.shape
+
+
+def test_pooling_of_the_seed_example_keeps_the_size():
+    x = _images(np.random.default_rng(2), 2, 4, 7, 7)
+    assert MaxPool2d(3, 1, padding=1)(x).shape == (2, 4, 7, 7)
+    y = AvgPool2d(3, 1, padding=1)(x)
+    # The centre pixel's average is the plain 3x3 mean.
+    np.testing.assert_allclose(y.to_numpy()[:, :, 3, 3],
+                               x.to_numpy()[:, :, 2:5, 2:5].mean(axis=(2, 3)), rtol=1e-5)
+    pooled = autograd.GlobalAvgPool2d()(x)
+    np.testing.assert_allclose(pooled.to_numpy()[:, :, 0, 0], x.to_numpy().mean(axis=(2, 3)),
+                               rtol=1e-5)
+
+
+def test_pooling_input_checks():
+    with pytest.raises(ValueError, match=r"MaxPool2d\(kernel_size=\(3, 3\), stride=\(3, 3\)\): "
+                                         r"expected input \(N, C, H, W\), got \(4, 28, 28\)"):
+        MaxPool2d(3)(Tensor(shape=(4, 28, 28)))
+    with pytest.raises(ValueError, match=r"with W >= 3, got \(1, 1, 4, 2\)"):
+        AvgPool2d(3).output_shape((1, 1, 4, 2))
+    with pytest.raises(ValueError, match="padding must be between 0 and half"):
+        MaxPool2d(3, padding=2)
