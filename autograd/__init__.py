@@ -33,7 +33,7 @@ from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
-from . import opt, data, io
+from . import opt, data, io, initializer
 from .model import Model
 from . import graph as _graph
 
