@@ -224,8 +224,10 @@ def check_entry_fits(owner, entry, param):
     """Raise ValueError if a saved entry's shape or dtype differs from ``param``'s."""
     if tuple(param.shape) != tuple(entry["shape"]) or str(param.dtype) != entry["dtype"]:
         saved = f"saved state for {entry['name']!r}" if entry["name"] else "saved state"
+        target = f"parameter {param.name!r}" if param.name is not None else "the parameter"
         raise ValueError(f"{owner}: {saved} is {entry['dtype']} of shape "
-                         f"{tuple(entry['shape'])} but {describe(param)} is {param.dtype}")
+                         f"{tuple(entry['shape'])}, but {target} is {param.dtype} of shape "
+                         f"{tuple(param.shape)}")
 
 
 def state_on_device(state, param):
