@@ -134,7 +134,8 @@ class Embedding(Layer):
 
 class Flatten(Layer):
     """SINGA's flatten as a layer: (d0, ..., dn) -> (d0*...*d(axis-1), d(axis)*...*dn); with
-    the default axis=1 an (N, C, H, W) batch becomes (N, C*H*W)."""
+    the default axis=1 an (N, C, H, W) batch becomes (N, C*H*W). A negative axis counts from
+    the end (axis=-1 keeps the last dimension)."""
 
     def __init__(self, axis=1):
         super().__init__()
@@ -145,9 +146,10 @@ class Flatten(Layer):
 
     def output_shape(self, input_shape):
         shape = tuple(input_shape)
-        self.check_input(0 <= self.axis <= len(shape),
-                         f"with at least {self.axis} dimensions", shape)
-        return (_product(shape[:self.axis]), _product(shape[self.axis:]))
+        self.check_input(-len(shape) <= self.axis <= len(shape),
+                         f"with at least {abs(self.axis)} dimensions", shape)
+        axis = self.axis + len(shape) if self.axis < 0 else self.axis
+        return (_product(shape[:axis]), _product(shape[axis:]))
 
     def forward(self, x):
         return shape_ops.reshape(x, self.output_shape(x.shape))

@@ -98,9 +98,9 @@ def test_linear_rejects_bad_arguments(arguments, message):
 
 def test_flatten_matches_singa_flatten():
     x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
-    for axis in range(5):
+    for axis in range(-4, 5):
         layer = autograd.Flatten(axis)
-        rows = int(np.prod(x.shape[:axis]))
+        rows = int(np.prod(x.shape[:axis])) if axis else 1
         expected = x.reshape(rows, -1)
         np.testing.assert_array_equal(layer(Tensor(data=x)).to_numpy(), expected)
         assert layer.output_shape(x.shape) == expected.shape
