@@ -216,8 +216,9 @@ class Optimizer:
     def set_options(self, options):
         """Apply what :meth:`options` returned (checked by :meth:`check_options` first)."""
 
-    def check_options(self, options):
-        """Raise ValueError if ``options`` (from a state_dict) do not suit this optimizer."""
+    def check_options(self, options, schedules=None):
+        """Raise ValueError if ``options`` (from a state_dict) do not suit this optimizer with
+        ``schedules`` (``{name: schedule}``, default: its current ones)."""
         unknown = set(options) - set(self.options())
         if unknown:
             raise ValueError(f"{type(self).__name__}.load_state_dict: unknown options "

@@ -64,13 +64,14 @@ class SGD(Optimizer):
     def options(self):
         return {"nesterov": self.nesterov}
 
-    def check_options(self, options):
-        super().check_options(options)
-        if options.get("nesterov") and (self.momentum.init_value <= 0
-                                        or self.dampening.init_value != 0):
+    def check_options(self, options, schedules=None):
+        super().check_options(options, schedules)
+        schedules = schedules or self._schedules
+        momentum = schedules["momentum"].init_value
+        dampening = schedules["dampening"].init_value
+        if options.get("nesterov") and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0, got "
-                             f"momentum={self.momentum.init_value}, "
-                             f"dampening={self.dampening.init_value}")
+                             f"momentum={momentum}, dampening={dampening}")
 
     def set_options(self, options):
         self.nesterov = bool(options.get("nesterov", self.nesterov))

@@ -85,7 +85,7 @@ def load_state_dict(optimizer, saved, params):
     step_counter = _integer(owner, "step_counter", saved["step_counter"])
     schedules = _loaded_schedules(owner, optimizer, saved["hyperparameters"])
     options = dict(saved.get("options") or {})
-    optimizer.check_options(options)
+    optimizer.check_options(options, {**optimizer._schedules, **schedules})
     entries = _loaded_entries(owner, optimizer, saved["parameters"])
     states, pending = _matched_states(owner, optimizer, entries, params)
 

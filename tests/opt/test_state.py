@@ -168,3 +168,51 @@ def test_a_pending_state_that_does_not_fit_is_rejected_at_update():
     np.testing.assert_array_equal(impostor.to_numpy(), np.zeros(5))
     assert target.states == {} and set(target._pending) == {"w1", "w2"}
     assert len(target.state_dict()["parameters"]) == 2          # still saved while pending
+
+
+def test_options_are_checked_with_the_loaded_hyperparameters():
+    nesterov = opt.SGD(lr=0.1, momentum=0.9, nesterov=True)
+    train(nesterov, make_params(), 1)
+    plain = opt.SGD(lr=0.1)                     # momentum 0 until the state says 0.9
+    plain.load_state_dict(nesterov.state_dict(), make_params())
+    assert plain.nesterov and plain.values()["momentum"] == 0.9
+    saved = nesterov.state_dict()
+    saved["hyperparameters"]["dampening"] = 0.5
+    with pytest.raises(ValueError, match="SGD: Nesterov momentum needs"):
+        opt.SGD(lr=0.1).load_state_dict(saved, make_params())
+
+
+def test_state_survives_json_metadata_and_npz_arrays():
+    """The format suits a checkpoint file: arrays go to .npz, the rest to JSON (shapes come
+    back as lists, counts as 0-d int arrays)."""
+    import io
+    import json
+
+    adam = opt.Adam(lr=opt.CosineDecay(0.05, 10))
+    params = make_params(np.float32)
+    train(adam, params, 3)
+    saved = adam.state_dict()
+    arrays, metadata = {}, copy.deepcopy({k: v for k, v in saved.items() if k != "parameters"})
+    metadata["parameters"] = []
+    for index, entry in enumerate(saved["parameters"]):
+        slots = {}
+        for slot, value in entry["state"].items():
+            arrays[f"{index}/{slot}"] = np.asarray(value)
+            slots[slot] = f"{index}/{slot}"
+        metadata["parameters"].append({**entry, "state": slots})
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    buffer.seek(0)
+    loaded_arrays = dict(np.load(buffer))
+    loaded = json.loads(json.dumps(metadata))
+    for entry in loaded["parameters"]:
+        entry["state"] = {slot: loaded_arrays[key] for slot, key in entry["state"].items()}
+
+    resumed_params = fresh_params_like(params, ("w1", "w2"))
+    resumed = opt.Adam(lr=0.5)
+    resumed.load_state_dict(loaded, resumed_params)
+    assert resumed.lr == opt.CosineDecay(0.05, 10)
+    train(adam, params, 3)
+    train(resumed, resumed_params, 3)
+    for a, b in zip(params, resumed_params):
+        np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
