@@ -8,8 +8,8 @@ an untrusted source cannot run code.
 Writes go to a temporary file in the destination folder, which is flushed and fsynced, then
 renamed over ``path`` (atomic): a crash or an error leaves either the previous checkpoint or the
 new one, never a mixture, and no temporary file. Loading reads and verifies the whole file
-(checksums, array headers against the metadata) and checks every key, shape and dtype against the
-model before anything is assigned.
+(checksums, array headers against the metadata) before anything is assigned, and a model or
+optimizer is either fully restored or left as it was.
 
 >>> import os, tempfile, numpy as np
 >>> weights = {"W": np.ones((2, 3), np.float32)}
@@ -20,18 +20,17 @@ model before anything is assigned.
 ({'epoch': 3, 'history': [0.9, 0.5]}, 6.0)
 """
 import contextlib
-import copy
 import io
 import json
 import os
 import secrets
 import zipfile
 import zlib
-from collections.abc import Mapping, MutableMapping
 
 import numpy as np
 
-from .state_tree import encode, decode, is_array
+from .restore import CheckpointError, states_to_save, check_targets, restore
+from .state_tree import encode, decode
 
 __all__ = ["save", "load", "read", "CheckpointError"]
 
@@ -41,28 +40,26 @@ _METADATA = "checkpoint.json"
 _ROLES = ("model", "optimizer", "extras")
 
 
-class CheckpointError(ValueError):
-    """A checkpoint that is corrupt, truncated or not a checkpoint, or that does not fit the model
-    it is loaded into. The message names the file."""
-
-
 def save(path, model=None, optimizer=None, **extras):
     """Write ``model.state_dict()``, ``optimizer.state_dict()`` and ``extras`` to exactly ``path``.
 
     ``model`` and ``optimizer`` are objects with ``state_dict()`` (a Layer, a Model, an
-    Optimizer) or plain dicts of arrays, or None. ``extras`` are keyword values: None, bools,
-    numbers, strings, NumPy arrays and scalars, Tensors, and lists, tuples and dicts of them
-    (the epoch, the step, the loss history, a random state). Arrays are saved as NumPy arrays
-    (a GPU array is copied to the host). Anything else is a TypeError before the file is touched.
-    The folder must exist; an existing file at ``path`` is replaced atomically.
+    Optimizer) or plain dicts of arrays, or None. With a model that has ``get_params()`` (a
+    Layer), an autograd optimizer saves its per-parameter state under the model's parameter
+    names (``optimizer.state_dict(model.get_params())``), which ``load`` matches them by.
+    ``extras`` are keyword values: None, bools, numbers, strings, NumPy arrays and scalars,
+    Tensors, and lists, tuples and dicts of them (the epoch, the loss history, a random state).
+    Arrays are saved as NumPy arrays (a GPU array is copied to the host). Anything else is a
+    TypeError before the file is touched. The folder must exist; an existing file at ``path``
+    is replaced atomically.
     """
     path = os.fspath(path)
+    model_state, optimizer_state = states_to_save(model, optimizer)
     arrays = {}
     metadata = {
         "format": FORMAT, "version": VERSION,
-        "model": None if model is None else encode(_state_of(model, "model"), arrays, "model"),
-        "optimizer": (None if optimizer is None
-                      else encode(_state_of(optimizer, "optimizer"), arrays, "optimizer")),
+        "model": encode(model_state, arrays, "model"),
+        "optimizer": encode(optimizer_state, arrays, "optimizer"),
         "extras": encode(extras, arrays, "extras"),
     }
     metadata["arrays"] = {name: {"shape": list(array.shape), "dtype": array.dtype.str}
@@ -74,46 +71,25 @@ def save(path, model=None, optimizer=None, **extras):
 def load(path, model=None, optimizer=None, strict=True):
     """Restore ``model`` and ``optimizer`` from the checkpoint at ``path``; return its extras.
 
-    Everything is checked before anything is assigned: the file's integrity (a corrupt,
-    truncated or foreign file is a CheckpointError, a ValueError naming the path; a missing one
-    a FileNotFoundError), then the model's keys, shapes and dtypes against ``model.state_dict()``.
-    With ``strict`` (the default) a key missing from the file or unexpected in it is an error
-    naming them; ``strict=False`` loads the keys both have and keeps the model's value for the
-    others (shapes and dtypes are still checked). The optimizer checks its own state in its
-    ``load_state_dict``; if the model then rejects its state, the optimizer is restored.
+    The whole file is read and verified first: a missing file is a FileNotFoundError, a corrupt,
+    truncated or foreign one a CheckpointError (a ValueError) naming the path, and nothing is
+    assigned. Then the model's state is checked, names, shapes and dtypes, before any of it is
+    assigned: by the model's own ``load_state_dict(state, strict=strict)`` when it takes
+    ``strict`` (a Layer), else here against ``model.state_dict()``. With ``strict`` (the
+    default) a key missing from the file or unexpected in it is an error naming them;
+    ``strict=False`` loads the keys both have and leaves the others (shapes and dtypes are still
+    checked). The optimizer checks its own state; if it rejects it, the model is put back as it
+    was. Mismatches are CheckpointErrors naming the path and the keys.
 
-    ``model`` and ``optimizer`` are objects with ``state_dict()``/``load_state_dict()``, or plain
-    dicts (updated: arrays already there are overwritten in place, other values replaced).
-    Arrays come back as NumPy arrays; ``load_state_dict`` moves them to its device.
+    ``model`` and ``optimizer`` are objects with ``load_state_dict()``, or plain dicts (updated:
+    arrays already there are overwritten in place, other values replaced). Arrays come back as
+    NumPy arrays; ``load_state_dict`` moves them to its device. An autograd optimizer is matched
+    to ``model.get_params()`` when a model is given (see :func:`save`).
     """
     path = os.fspath(path)
-    for role, target in (("model", model), ("optimizer", optimizer)):
-        if target is not None and not (hasattr(target, "load_state_dict")
-                                       or isinstance(target, MutableMapping)):
-            raise TypeError(f"load: {role} must have a load_state_dict() method or be a dict, "
-                            f"got {type(target).__name__}")
+    check_targets(model, optimizer)
     content = read(path)
-    for role, target in (("model", model), ("optimizer", optimizer)):
-        if target is not None and content[role] is None:
-            raise CheckpointError(f"load: {path} holds no {role} state (it was saved without "
-                                  f"{role}=)")
-    if (optimizer is not None and not hasattr(optimizer, "load_state_dict")
-            and not isinstance(content["optimizer"], Mapping)):
-        raise CheckpointError(f"load: {path} holds an optimizer state of type "
-                              f"{type(content['optimizer']).__name__}, which a dict cannot take")
-    model_state = None if model is None else _checked_model_state(model, content["model"],
-                                                                   strict, path)
-    previous = None
-    if optimizer is not None:
-        previous = _snapshot(optimizer)
-        _assign(optimizer, content["optimizer"])
-    if model is not None:
-        try:
-            _assign(model, model_state)
-        except BaseException:
-            if previous is not None:
-                _assign(optimizer, previous)
-            raise
+    restore(path, content, model, optimizer, strict)
     return content["extras"]
 
 
@@ -144,15 +120,6 @@ def read(path):
 
 
 # ------------------------------------------------------------------ writing
-def _state_of(target, role):
-    if hasattr(target, "state_dict"):
-        return target.state_dict()
-    if isinstance(target, Mapping):
-        return target
-    raise TypeError(f"save: {role} must have a state_dict() method or be a dict, got "
-                    f"{type(target).__name__}")
-
-
 def _write_archive(stream, metadata_text, arrays):
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         archive.writestr(_METADATA, metadata_text)
@@ -239,58 +206,3 @@ def _read_array(archive, name, spec, path):
                               f"{tuple(array.shape)}, its metadata says {spec['dtype']} "
                               f"{tuple(spec['shape'])}")
     return array
-
-
-# ------------------------------------------------------------------ assigning
-def _checked_model_state(model, state, strict, path):
-    """The state to hand to the model, after checking keys, shapes and dtypes against it."""
-    if not isinstance(state, Mapping):
-        raise CheckpointError(f"load: {path} holds a model state of type "
-                              f"{type(state).__name__}, expected a dict")
-    current = model.state_dict() if hasattr(model, "load_state_dict") else model
-    missing = [key for key in current if key not in state]
-    unexpected = [key for key in state if key not in current]
-    if strict and (missing or unexpected):
-        parts = ([f"missing keys {missing}"] if missing else []) + \
-                ([f"unexpected keys {unexpected}"] if unexpected else [])
-        raise CheckpointError(f"load: {path} does not match the model: {', '.join(parts)} "
-                              "(strict=False loads the keys both have)")
-    mismatches = []
-    for key, expected in current.items():
-        if key not in state or not is_array(expected):
-            continue
-        found = state[key]
-        if not is_array(found):
-            mismatches.append(f"{key!r}: the model has an array of shape {tuple(expected.shape)}, "
-                              f"the file a {type(found).__name__}")
-        elif (tuple(found.shape) != tuple(expected.shape)
-              or np.dtype(found.dtype) != np.dtype(expected.dtype)):
-            mismatches.append(f"{key!r}: the model has {np.dtype(expected.dtype)} "
-                              f"{tuple(expected.shape)}, the file {found.dtype} {found.shape}")
-    if mismatches:
-        raise CheckpointError(f"load: {path} does not fit the model: {'; '.join(mismatches)}")
-    if strict:
-        return dict(state)
-    return {key: state.get(key, value) for key, value in current.items()}
-
-
-def _snapshot(optimizer):
-    """A copy of the optimizer's state to restore if the model fails, or None if uncopyable."""
-    try:
-        return copy.deepcopy(optimizer.state_dict() if hasattr(optimizer, "state_dict")
-                             else dict(optimizer))
-    except Exception:       # an exotic state that cannot be copied: no rollback, still loads
-        return None
-
-
-def _assign(target, state):
-    if hasattr(target, "load_state_dict"):
-        target.load_state_dict(state)
-        return
-    for key, value in state.items():
-        existing = target.get(key)
-        if (isinstance(existing, np.ndarray) and is_array(value) and existing.flags.writeable
-                and existing.shape == value.shape and existing.dtype == value.dtype):
-            existing[...] = value
-        else:
-            target[key] = value

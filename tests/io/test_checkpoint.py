@@ -318,17 +318,31 @@ def test_wrong_shape_or_dtype_is_an_error_and_changes_nothing(saved, hidden, dty
     assert optimizer.states is before_states
 
 
-def test_optimizer_is_restored_when_the_model_rejects_its_state(saved):
+def test_model_is_put_back_when_the_optimizer_rejects_its_state(saved):
     model, optimizer = TinyModel(seed=2), TinyOptimizer(seed=2)
-    original = {k: {n: a.copy() for n, a in s.items()} for k, s in optimizer.states.items()}
+    original = {key: value.copy() for key, value in model.params.items()}
+
+    def reject(state):
+        raise ValueError("TinyOptimizer: refuses")
+
+    optimizer.load_state_dict = reject
+    with pytest.raises(CheckpointError, match=r"does not fit the optimizer: .*refuses") as info:
+        load(saved, model=model, optimizer=optimizer)
+    assert str(saved) in str(info.value)
+    _assert_states_equal(original, model.params)
+
+
+def test_model_rejecting_its_state_leaves_the_optimizer_alone(saved):
+    model, optimizer = TinyModel(seed=2), TinyOptimizer(seed=2)
+    before_states = optimizer.states
 
     def reject(state):
         raise ValueError("TinyModel: refuses")
 
     model.load_state_dict = reject
-    with pytest.raises(ValueError, match="refuses"):
+    with pytest.raises(CheckpointError, match="does not fit the model: TinyModel: refuses"):
         load(saved, model=model, optimizer=optimizer)
-    _assert_states_equal(original, optimizer.states)
+    assert optimizer.states is before_states
 
 
 def test_asking_for_a_state_the_file_lacks_is_an_error(tmp_path):
