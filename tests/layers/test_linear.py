@@ -108,3 +108,21 @@ def test_flatten_matches_singa_flatten():
     with pytest.raises(ValueError, match=r"Flatten\(axis=3\): expected input with at least 3 "
                                          r"dimensions, got \(2, 3\)"):
         autograd.Flatten(3).output_shape((2, 3))
+
+
+def test_embedding_looks_up_rows_and_accumulates_repeated_ids():
+    layer = autograd.Embedding(5, 3)
+    assert [(n, p.shape) for n, p in layer.named_parameters()] == [("W", (5, 3))]
+    ids = np.array([[0, 4], [4, 2]])
+    y = layer(Tensor(data=ids))
+    W = layer.W.to_numpy()
+    np.testing.assert_array_equal(y.to_numpy(), W[ids])
+    assert layer.output_shape(ids.shape) == y.shape == (2, 2, 3)
+    dy = np.random.default_rng(0).standard_normal((2, 2, 3)).astype(np.float32)
+    (grad,) = autograd.gradients(y, dy).values()
+    expected = np.zeros((5, 3), np.float32)
+    np.add.at(expected, ids, dy)
+    np.testing.assert_allclose(grad.to_numpy(), expected, rtol=1e-6)
+    np.testing.assert_array_equal(layer([1, 1]).to_numpy(), W[[1, 1]])
+    with pytest.raises(TypeError, match=r"Embedding\(5, 3\): expected integer ids, got float32"):
+        layer(Tensor(data=np.zeros(2, np.float32)))
