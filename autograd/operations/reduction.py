@@ -91,7 +91,7 @@ class ElementwiseSum(Operation):
         self.shapes = [x.shape for x in xs]
         y = xs[0] + xs[1]
         for x in xs[2:]:
-            y += x
+            y = y + x             # not +=: a later operand may broadcast y to a larger shape
         return y
 
     def backward(self, dy):
@@ -128,9 +128,11 @@ class ElementwiseExtremum(Operation):
 
 def _combine(name, xs):
     """Several operands as Tensors of one dtype whose shapes broadcast together."""
-    first = next((x for x in xs if hasattr(x, "creator")), None)
-    if first is None:
+    tensors = [x for x in xs if hasattr(x, "creator")]
+    if not tensors:
         raise TypeError(f"{name}: expected Tensors, got {[type(x).__name__ for x in xs]}")
+    # The others are converted to match `first`, so a floating one sets the dtype for all.
+    first = next((t for t in tensors if t.dtype.kind == "f"), tensors[0])
     tensors = [x if x is first else _operands(x, first, name)[0] for x in xs]
     try:
         np.broadcast_shapes(*[t.shape for t in tensors])
