@@ -166,23 +166,22 @@ class Optimizer:
         if not isinstance(param, Tensor):
             raise TypeError(f"{owner}: expected a parameter Tensor, got {type(param).__name__}")
         data = param.data
-        described = describe(param)
         if isinstance(grad, Tensor):
             grad = grad.data
         elif not (hasattr(grad, "shape") and hasattr(grad, "dtype")):
-            raise TypeError(f"{owner}: the gradient of {described} must be a Tensor or an "
+            raise TypeError(f"{owner}: the gradient of {describe(param)} must be a Tensor or an "
                             f"array, got {type(grad).__name__}")
         if data.dtype.kind != "f":
-            raise TypeError(f"{owner}: {described} is {data.dtype}; only floating parameters "
+            raise TypeError(f"{owner}: {describe(param)} is {data.dtype}; only floating parameters "
                             "can be updated")
         if tuple(grad.shape) != tuple(data.shape):
-            raise ValueError(f"{owner}: {described} got a gradient of shape "
+            raise ValueError(f"{owner}: {describe(param)} got a gradient of shape "
                              f"{tuple(grad.shape)}")
         if grad.dtype != data.dtype:
-            raise TypeError(f"{owner}: {described} is {data.dtype} but its gradient is "
+            raise TypeError(f"{owner}: {describe(param)} is {data.dtype} but its gradient is "
                             f"{grad.dtype}; cast the gradient explicitly")
         if not _same_device(grad, data):
-            raise TypeError(f"{owner}: {described} is on {param.device} but its gradient is "
+            raise TypeError(f"{owner}: {describe(param)} is on {param.device} but its gradient is "
                             "on another device")
         if isinstance(grad, np.generic):        # a NumPy scalar (0-d gradient): an array
             grad = np.asarray(grad)
