@@ -73,10 +73,11 @@ class Model(Layer):
         return self.train(False)
 
     def save_states(self, fpath, aux_states=None):
-        """Write parameters, buffers and ``aux_states`` (a dict of arrays or JSON values) to
-        ``fpath`` atomically."""
-        io.save(fpath, model=self, **(aux_states or {}))
+        """Write parameters, buffers, the optimizer's state (if one is set) and ``aux_states``
+        (a dict of arrays or JSON values) to ``fpath`` atomically."""
+        io.save(fpath, model=self, optimizer=self.optimizer, **(aux_states or {}))
 
     def load_states(self, fpath):
-        """Load what ``save_states`` wrote into this model; returns the aux_states dict."""
-        return io.load(fpath, model=self)
+        """Load what ``save_states`` wrote into this model (and its optimizer, if one is set
+        and the file has optimizer state); returns the aux_states dict."""
+        return io.load(fpath, model=self, optimizer=self.optimizer)

@@ -1,0 +1,100 @@
+"""SINGA's Model API: compile, train_one_batch dispatch, train/eval, save/load_states."""
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Model, Tensor, opt
+
+
+class TwoLayer(Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = autograd.Linear(4)                  # lazy: sized by compile
+        self.out = autograd.Linear(4, 2)
+
+    def forward(self, x):
+        return self.out(autograd.relu(self.hidden(x)))
+
+    def train_one_batch(self, x, y):
+        out = self.forward(x)
+        loss = autograd.mse_loss(out, y)
+        self.optimizer(loss)
+        return out, loss
+
+
+@pytest.fixture(autouse=True)
+def restore_training_flag():
+    yield
+    autograd.training = True
+
+
+def batch(seed=0):
+    rng = np.random.default_rng(seed)
+    return (Tensor(data=rng.standard_normal((8, 3)).astype(np.float32), requires_grad=False),
+            Tensor(data=rng.standard_normal((8, 2)).astype(np.float32), requires_grad=False))
+
+
+def make_model():
+    autograd.manual_seed(0)
+    model = TwoLayer()
+    model.set_optimizer(opt.SGD(lr=0.05, momentum=0.9))
+    model.compile([batch()[0]], is_train=True)
+    return model
+
+
+def test_compile_builds_lazy_parameters_and_call_dispatches_on_mode():
+    model = make_model()
+    assert model.hidden.W.shape == (3, 4)
+    x, y = batch()
+    before = model.hidden.W.to_numpy().copy()
+    out, loss = model(x, y)                                # training: train_one_batch
+    assert out.shape == (8, 2) and loss.size == 1
+    assert not np.array_equal(before, model.hidden.W.to_numpy())
+    model.eval()
+    assert autograd.training is False and not model.out.training
+    prediction = model(x)                                  # eval: forward only
+    assert prediction.creator is None
+    np.testing.assert_allclose(prediction.to_numpy(),
+                               np.maximum(x.to_numpy() @ model.hidden.W.to_numpy()
+                                          + model.hidden.b.to_numpy(), 0)
+                               @ model.out.W.to_numpy() + model.out.b.to_numpy(), rtol=1e-5)
+    model.train()
+    assert autograd.training is True
+
+
+def test_losses_fall_over_training():
+    model = make_model()
+    x, y = batch()
+    losses = [model(x, y)[1].item() for _ in range(30)]
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_save_and_load_states_resume_exactly(tmp_path):
+    path = tmp_path / "model.ckpt"
+    x, y = batch()
+    reference = make_model()
+    for _ in range(6):
+        reference(x, y)
+    interrupted = make_model()
+    for _ in range(3):
+        interrupted(x, y)
+    interrupted.save_states(path, aux_states={"epoch": 3})
+    resumed = make_model()
+    assert resumed.load_states(path) == {"epoch": 3}
+    for _ in range(3):
+        resumed(x, y)
+    for (name, a), (_, b) in zip(reference.named_parameters(), resumed.named_parameters()):
+        np.testing.assert_array_equal(a.to_numpy(), b.to_numpy(), err_msg=name)
+
+
+def test_use_graph_is_reported_as_not_implemented():
+    with pytest.raises(NotImplementedError, match="use_graph"):
+        TwoLayer().compile([batch()[0]], use_graph=True)
+
+
+def test_train_one_batch_must_be_defined():
+    class ForwardOnly(Model):
+        def forward(self, x):
+            return x
+    with pytest.raises(NotImplementedError, match="train_one_batch"):
+        ForwardOnly()(batch()[0])
