@@ -17,6 +17,7 @@ dict of Layers) is a sub-layer whose names are prefixed by the attribute's (``co
 >>> [name for name, _ in TwoLayers().named_parameters()]
 ['hidden.W', 'hidden.b', 'out.W', 'out.b']
 """
+import threading
 from collections import namedtuple
 
 import numpy as np
@@ -29,8 +30,15 @@ __all__ = ["Layer"]
 
 LoadResult = namedtuple("LoadResult", ["missing_keys", "unexpected_keys"])
 
-# Callbacks ``hook(layer, output)`` run after every Layer call (summary() traces with them).
-_call_hooks = []
+
+
+class _Hooks(threading.local):
+    """Per thread: callbacks ``hook(layer, output)`` run after every Layer call in that thread
+    (summary() traces with them, without seeing other threads' models)."""
+    active = ()
+
+
+call_hooks = _Hooks()
 
 
 def shape_text(parts):
@@ -65,7 +73,7 @@ class Layer:
             self.initialize(*args, **kwargs)
             self._initialized = True
         output = self.forward(*args, **kwargs)
-        for hook in list(_call_hooks):
+        for hook in call_hooks.active:
             hook(self, output)
         return output
 

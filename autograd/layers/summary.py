@@ -15,7 +15,7 @@ import numpy as np
 from .. import graph
 from ..device import get_default_device
 from ..tensor import Tensor
-from .base import Layer, _call_hooks, shape_text
+from .base import Layer, call_hooks, shape_text
 from .container import Sequential
 
 __all__ = ["summary"]
@@ -82,14 +82,18 @@ def _traced_rows(model, input_shape, dtype):
             rows.append((names.get(id(layer), "?"), _label(layer), shape,
                          layer.count_parameters()))
 
-    model.eval()
-    _call_hooks.append(record)
+    for layer in layers:        # not model.eval(): a Model's eval() also flips autograd.training
+        layer.training = False
+    global_training = graph.config.training
+    previous = call_hooks.active
+    call_hooks.active = previous + (record,)
     try:
         with graph.no_grad():
             output = model(Tensor(shape=input_shape, dtype=dtype, device=device,
                                   requires_grad=False))
     finally:
-        _call_hooks.remove(record)
+        call_hooks.active = previous
+        graph.config.training = global_training
         for layer, mode in zip(layers, modes):
             layer.training = mode
     if not rows:

@@ -81,3 +81,40 @@ def test_summary_traces_a_model_with_its_own_forward(capsys):
                     ["out", "Linear", "(3,", "2)", "10"]]
     assert text.endswith("Total params: 38")
     assert net.training and net.act.training                     # modes restored
+
+
+def test_summary_tracing_changes_no_statistics_and_no_global_flag():
+    class Net(Layer):
+        def __init__(self):
+            super().__init__()
+            self.conv = autograd.Conv2d(2, 3, 3, padding=1)
+            self.bn = autograd.BatchNorm2d(3)
+            self.drop = autograd.Dropout(0.5)
+
+        def forward(self, x):
+            return self.drop(self.bn(self.conv(x)))
+
+    net = Net()
+    before = net.state_dict()
+    text = autograd.summary(net, (2, 2, 5, 5), print_fn=None)
+    assert [line.split()[0] for line in text.splitlines()[2:5]] == ["conv", "bn", "drop"]
+    assert autograd.training and net.training and net.bn.training
+    for name, value in net.state_dict().items():
+        np.testing.assert_array_equal(value, before[name])
+    with pytest.raises(ValueError, match="needs a concrete input shape"):
+        autograd.summary(net, (None, 2, 5, 5))
+
+
+def test_summary_of_a_singa_model_leaves_autograd_training_alone():
+    class Classifier(autograd.Model):
+        def __init__(self):
+            super().__init__()
+            self.fc = Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    model = Classifier()
+    text = autograd.summary(model, (4, 3), print_fn=None)
+    assert text.splitlines()[2].split() == ["fc", "Linear", "(4,", "2)", "8"]
+    assert autograd.training and model.training
