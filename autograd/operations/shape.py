@@ -113,9 +113,10 @@ def squeeze(x, axis=None):
     return Reshape(tuple(n for i, n in enumerate(shape) if i not in axes))(x)
 
 
-def unsqueeze(x, axis):
+def unsqueeze(x, axis=-1):
     """x with size-1 axes inserted at ``axis`` (an int or a list), positions in the result as in
-    ONNX/SINGA: ``unsqueeze(x, [0, 3])`` of a (2, 3) tensor is (1, 2, 3, 1).
+    ONNX: ``unsqueeze(x, [0, 3])`` of a (2, 3) tensor is (1, 2, 3, 1); the default (SINGA's
+    ``axis=-1``) appends one.
 
     >>> from autograd import Tensor
     >>> unsqueeze(Tensor(shape=(2, 3)), [0, -1]).shape

@@ -43,6 +43,7 @@ CASES = [
            kwargs=dict(axis=[0, -1]), name="unsqueeze_list"),
     OpCase(autograd.unsqueeze, np.expand_dims, [floats()], kwargs=dict(axis=1), min_dims=1,
            name="unsqueeze_int"),
+    OpCase(autograd.unsqueeze, lambda x: x[..., None], [floats()], name="unsqueeze_default"),
     OpCase(autograd.expand, lambda x, shape: np.broadcast_to(x, (2, 3, 4)), [floats()],
            kwargs=dict(shape=(2, 1, 4)), shape=(3, 1), name="expand_both_directions"),
     OpCase(lambda x: autograd.broadcast_to(x, (2,) + x.shape),
