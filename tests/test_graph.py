@@ -411,3 +411,12 @@ def test_gpu_without_cupy_is_a_clear_runtime_error():
     with pytest.raises(RuntimeError, match="CuPy is not installed"):
         autograd.device.create_cuda_gpu()
     assert Tensor(data=[1.0]).device is autograd.device.cpu()   # the CPU still works
+
+
+def test_default_device_is_the_cpu_and_must_be_a_device():
+    assert autograd.device.get_default_device() is autograd.device.cpu()
+    with pytest.raises(TypeError, match="Device.*str"):
+        autograd.device.set_default_device("gpu")
+    with pytest.raises(TypeError, match="Device.*str"):
+        Tensor(shape=(2,), device="cpu")
+    assert autograd.device.get_default_device() is autograd.device.cpu()

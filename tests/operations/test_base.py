@@ -189,6 +189,25 @@ def test_none_gradient_for_an_input_that_needs_one_counts_as_zero():
     np.testing.assert_array_equal(grads[b].data, [0.0])
 
 
+def test_parameter_reached_only_through_none_gradients_gets_zeros_without_backward_calls():
+    class OnlyFirst(Operation):
+        def forward(self, a, b):
+            return a + b
+
+        def backward(self, dy):
+            return dy, None
+
+    class MustNotRun(Square):
+        def backward(self, dy):
+            raise AssertionError("backward ran although no gradient reached it")
+
+    a, p = _param([1.0, 2.0]), _param([3.0, 4.0])
+    grads = autograd.gradients(autograd.sum(OnlyFirst()(a, MustNotRun()(p))))
+    np.testing.assert_array_equal(grads[a].data, [1.0, 1.0])
+    np.testing.assert_array_equal(grads[p].data, [0.0, 0.0])
+    assert grads[p].dtype == p.dtype
+
+
 # ---------------------------------------------------------------- no aliasing when summing
 
 def test_shared_gradient_for_the_same_parameter_twice_is_summed_without_mutation():
