@@ -208,3 +208,17 @@ def test_register_buffer_needs_a_tensor_and_repr_nests():
 def test_a_layer_without_output_shape_says_so():
     with pytest.raises(NotImplementedError, match="Block does not implement output_shape"):
         Block().output_shape((2, 3))
+
+
+def test_discovery_works_without_super_init_and_inside_lists_and_dicts():
+    class Bare(Layer):
+        def __init__(self):                      # no super().__init__()
+            self.weights = [Tensor(data=np.ones(2, np.float32), stores_grad=True)]
+            self.heads = {"left": Linear(2, 1), "right": Linear(2, 1, bias=False)}
+            self.register_buffer("steps", Tensor(data=np.zeros(1, np.float32)))
+
+    bare = Bare()
+    assert [n for n, _ in bare.named_parameters()] == [
+        "weights.0", "heads.left.W", "heads.left.b", "heads.right.W"]
+    assert [n for n, _ in bare.named_buffers()] == ["steps"]
+    assert bare.training and not bare.eval().heads["left"].training

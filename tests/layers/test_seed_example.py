@@ -53,3 +53,21 @@ def test_the_seed_cnn_trains():
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
     assert losses[-1] < 0.5 * losses[0], losses
     assert np.any(model.bn1.running_mean.to_numpy() != 0)      # training updated the stats
+
+
+def test_a_tiny_conv_net_passes_gradcheck_through_every_layer():
+    rng = np.random.default_rng(1)
+    model = autograd.Sequential(
+        autograd.Conv2d(1, 2, 3, padding=1), autograd.BatchNorm2d(2), autograd.ReLU(),
+        autograd.MaxPool2d(2), autograd.Flatten(), autograd.Linear(2 * 2 * 2, 3),
+        autograd.Tanh())
+    names = list(model.get_params())
+
+    def through_model(x, *params):
+        for name, value in zip(names, params):
+            owner, attribute = name.rsplit(".", 1)
+            setattr(model[owner], attribute, value)
+        return model(x)
+
+    params = [rng.standard_normal(p.shape) for p in model.parameters()]
+    assert autograd.gradcheck(through_model, [rng.standard_normal((3, 1, 4, 4))] + params)
