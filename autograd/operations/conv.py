@@ -1,9 +1,9 @@
-"""2-D convolution on NCHW images: im2col through a strided view plus one batched GEMM.
+"""2-D convolution on NCHW images: im2col through a strided view plus one GEMM per group.
 
-The column matrix of one image is (C/groups * kh * kw, OH * OW) per group, so the product with
-the weight matrix (out/groups, C/groups * kh * kw) lands directly in NCHW order: no transpose of
-the output. The backward pass reuses the saved columns for dW and scatters dcolumns back with one
-strided add per kernel offset (col2im).
+The column matrix holds the whole batch, (C/groups * kh * kw, N * OH * OW) per group, so forward,
+dW and dcolumns are each one large GEMM; the price is a transpose of y and dy between NCHW and
+channels-first (small next to the columns). The backward pass reuses the saved columns for dW and
+scatters dcolumns back with one strided add per kernel offset (col2im).
 
 >>> import numpy as np
 >>> from autograd import Tensor
@@ -38,12 +38,15 @@ class Conv2d(Operation):
         out_h = output_size(h, kh, self.stride[0], self.dilation[0], self.pads_h)
         out_w = output_size(w, kw, self.stride[1], self.dilation[1], self.pads_w)
         padded = pad2d(x, self.pads_h, self.pads_w)
-        # The one copy of the forward pass: (N, C, kh, kw, OH, OW) columns, contiguous.
-        cols = xp.ascontiguousarray(
-            window_view(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation))
-        cols = cols.reshape(n, groups, group_channels * kh * kw, out_h * out_w)
+        # The one copy of the forward pass: columns (C, kh, kw, N, OH, OW), contiguous. With the
+        # batch inside the columns, each group is ONE large GEMM (O/G, K) @ (K, N*OH*OW), which
+        # BLAS runs (and threads) better than N small per-image products.
+        windows = window_view(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation)
+        cols = xp.ascontiguousarray(windows.transpose(1, 2, 3, 0, 4, 5))
+        cols = cols.reshape(groups, group_channels * kh * kw, n * out_h * out_w)
         weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
-        y = xp.matmul(weights, cols).reshape(n, out_channels, out_h, out_w)
+        y_channels_first = xp.matmul(weights, cols).reshape(out_channels, n, out_h, out_w)
+        y = xp.ascontiguousarray(y_channels_first.transpose(1, 0, 2, 3))
         if b is not None:
             y += b.reshape(1, out_channels, 1, 1)
         if self.recording:
@@ -58,39 +61,37 @@ class Conv2d(Operation):
         cols, W = self.saved
         needs = self.needs_input_grad
         xp = get_array_module(dy)
-        n, out_channels, out_h, out_w = dy.shape
+        out_channels = dy.shape[1]
         groups = self.groups
-        group_out = out_channels // groups
-        dy_groups = dy.reshape(n, groups, group_out, out_h * out_w)
+        # dy channels first, (G, O/G, N*OH*OW), to meet the columns' layout (a small copy).
+        dy_groups = xp.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(
+            groups, out_channels // groups, -1)
         dx = dW = db = None
         if needs[1]:
-            # One GEMM per image then a sum over images: the batched product keeps every
-            # operand in its stored layout (cols is read transposed by BLAS, not copied).
-            dW = xp.matmul(dy_groups, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+            dW = xp.matmul(dy_groups, cols.transpose(0, 2, 1)).reshape(self.weight_shape)
         if needs[0]:
             dx = self._input_gradient(xp, dy_groups, W)
         if len(needs) > 2 and needs[2]:
-            db = dy.sum(axis=(0, 2, 3))
-        if dW is not None:
-            dW = dW.reshape(self.weight_shape)
+            db = dy_groups.reshape(out_channels, -1).sum(axis=1)
         return (dx, dW) if len(needs) == 2 else (dx, dW, db)
 
     def _input_gradient(self, xp, dy_groups, W):
         out_channels, group_channels, kh, kw = W.shape
         groups = self.groups
-        n, _, _, positions = dy_groups.shape
+        n, c, padded_h, padded_w = self.padded_shape
+        out_h, out_w = self.out_size
         weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
         dcols = xp.matmul(weights.transpose(0, 2, 1), dy_groups)
-        out_h, out_w = self.out_size
-        dcols = dcols.reshape(n, groups * group_channels, kh, kw, out_h, out_w)
-        dpadded = xp.zeros(self.padded_shape, dy_groups.dtype)
+        dcols = dcols.reshape(c, kh, kw, n, out_h, out_w)
+        dpadded = xp.zeros((c, n, padded_h, padded_w), dy_groups.dtype)
         # col2im: windows overlap, so accumulate one kernel offset at a time (kh * kw strided
-        # adds over whole batches; no loop over pixels).
+        # adds over the whole batch; no loop over images or pixels).
         for i in range(kh):
             for j in range(kw):
                 dpadded[offset_slice(i, j, out_h, out_w, self.stride, self.dilation)] += \
-                    dcols[:, :, i, j]
-        return unpad2d(dpadded, self.pads_h, self.pads_w)
+                    dcols[:, i, j]
+        dx = unpad2d(dpadded, self.pads_h, self.pads_w)
+        return xp.ascontiguousarray(dx.transpose(1, 0, 2, 3))
 
 
 def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NOTSET"):
