@@ -10,14 +10,16 @@ array([0., 2.], dtype=float32)
 """
 import math
 
+import numpy as np
+
 from ..device import get_array_module
 from .base import Operation
-from .utils import normalize_axes
+from .utils import normalize_axes, unbroadcast, as_tensor_like
 from . import special
 
 __all__ = [
     "tanh", "sigmoid", "relu", "leakyrelu", "elu", "selu", "gelu", "softplus", "softsign",
-    "hardsigmoid", "erf", "softmax", "log_softmax",
+    "hardsigmoid", "erf", "softmax", "log_softmax", "prelu",
 ]
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -203,6 +205,46 @@ def hardsigmoid(x, alpha=0.2, gamma=0.5):
     array([0. , 0.5, 0.7, 1. ], dtype=float32)
     """
     return HardSigmoid(float(alpha), float(gamma))(x)
+
+
+class PRelu(Operation):
+    """y = x for x > 0, slope * x otherwise; slope broadcasts to x's shape.
+    dx = dy for x > 0, slope * dy otherwise;   dslope = dy * x where x <= 0, summed to its shape"""
+
+    def forward(self, x, slope):
+        positive = x > 0
+        self.save_for_backward(x, slope, positive)
+        return get_array_module(x).where(positive, x, x * slope)
+
+    def backward(self, dy):
+        x, slope, positive = self.saved
+        xp = get_array_module(dy)
+        need_x, need_slope = self.needs_input_grad
+        dx = xp.where(positive, dy, dy * slope) if need_x else None
+        dslope = unbroadcast(xp.where(positive, 0, dy * x), slope.shape) if need_slope else None
+        return dx, dslope
+
+
+def prelu(x, slope):
+    """SINGA's PRelu: x where x > 0, ``slope * x`` elsewhere, with a learnable ``slope`` (a
+    Tensor, or a number or array taken as a constant) that broadcasts to x's shape, e.g. (C,)
+    against (N, C) or (1, C, 1, 1) against (N, C, H, W); its gradient is summed back to its shape.
+
+    >>> from autograd import Tensor
+    >>> prelu(Tensor(data=[[-2.0, 3.0], [-1.0, -4.0]]), Tensor(data=[0.5, 0.25])).to_numpy()
+    array([[-1. ,  3. ],
+           [-0.5, -1. ]], dtype=float32)
+    """
+    _check_tensor(x, "prelu")
+    slope = as_tensor_like(slope, x, "prelu")
+    try:
+        target = np.broadcast_shapes(tuple(slope.shape), tuple(x.shape))
+    except ValueError:
+        target = None
+    if target != tuple(x.shape):
+        raise ValueError(f"prelu: slope of shape {tuple(slope.shape)} does not broadcast to x of "
+                         f"shape {tuple(x.shape)}")
+    return PRelu()(x, slope)
 
 
 # ---------------------------------------------------------------- smooth

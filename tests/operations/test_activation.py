@@ -28,6 +28,10 @@ def gelu_reference(x, approximate="none"):
     return x * 0.5 * (1 + erf_reference(x / np.sqrt(2)))
 
 
+def prelu_reference(x, slope):
+    return np.where(x > 0, x, slope * x)
+
+
 def softmax_reference(x, axis=-1):
     e = np.exp(x)
     return e / e.sum(axis=axis, keepdims=True)
@@ -74,6 +78,15 @@ CASES = [
            min_dims=1, name="log_softmax_axis0"),
     OpCase(autograd.log_softmax, log_softmax_reference, [floats()], kwargs=dict(axis=1),
            min_dims=2, name="log_softmax_axis1"),
+    # slope shapes that broadcast to x: drawn variants, per-feature (C,), per-channel NCHW
+    OpCase(autograd.prelu, prelu_reference, [floats(avoid=[0.0]), floats(-1, 1, broadcast=True)]),
+    OpCase(autograd.prelu, prelu_reference, [floats(avoid=[0.0]), floats(-1, 1, shape=(3,))],
+           shape=(4, 3), name="prelu_per_feature"),
+    OpCase(autograd.prelu, prelu_reference,
+           [floats(avoid=[0.0]), floats(-1, 1, shape=(1, 3, 1, 1))], shape=(2, 3, 2, 2),
+           name="prelu_per_channel"),
+    OpCase(autograd.prelu, prelu_reference,
+           [floats(avoid=[0.0]), floats(-1, 1, requires_grad=False)], name="prelu_constant_slope"),
 ]
 
 
@@ -175,3 +188,36 @@ def test_softmax_of_a_non_tensor_is_a_type_error():
     with pytest.raises(TypeError, match="softmax: expected a Tensor, got ndarray"):
         autograd.softmax(np.ones(3))
 
+
+
+# ---------------------------------------------------------------- prelu
+
+def test_prelu_slope_gradient_sums_dy_times_x_over_the_negative_elements():
+    x_values = np.array([[-2.0, 3.0], [-1.0, -4.0], [5.0, -0.5]])
+    x = Tensor(data=x_values, stores_grad=True)
+    slope = Tensor(data=np.array([0.5, 0.25]), stores_grad=True)
+    dy = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    y = autograd.prelu(x, slope)
+    np.testing.assert_allclose(y.to_numpy(), [[-1.0, 3.0], [-0.5, -1.0], [5.0, -0.125]])
+    grads = autograd.gradients(y, dy)
+    # column 0: x <= 0 at rows 0, 1 -> 1*-2 + 3*-1; column 1: rows 1, 2 -> 4*-4 + 6*-0.5
+    np.testing.assert_allclose(grads[slope].to_numpy(), [-5.0, -19.0])
+    np.testing.assert_allclose(grads[x].to_numpy(), [[0.5, 2.0], [1.5, 1.0], [5.0, 1.5]])
+
+
+def test_prelu_keeps_float32_with_a_python_number_slope():
+    y = autograd.prelu(Tensor(data=[-2.0, 1.0]), 0.25)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.to_numpy(), [-0.5, 1.0])
+
+
+def test_prelu_slope_that_does_not_broadcast_to_x_is_an_error():
+    x = Tensor(shape=(2, 4))
+    with pytest.raises(ValueError, match=r"prelu: slope of shape \(3,\) does not broadcast to x "
+                                         r"of shape \(2, 4\)"):
+        autograd.prelu(x, Tensor(shape=(3,)))
+    # a slope that would enlarge x (two-way broadcasting) is refused too
+    with pytest.raises(ValueError, match=r"prelu: slope of shape \(3, 2, 4\)"):
+        autograd.prelu(x, Tensor(shape=(3, 2, 4)))
+    with pytest.raises(TypeError, match="prelu: expected a Tensor, got ndarray"):
+        autograd.prelu(np.ones(3), Tensor(shape=(3,)))
