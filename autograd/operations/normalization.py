@@ -34,25 +34,24 @@ class BatchNorm(Operation):
 
     def forward(self, x, scale, bias):
         xp = get_array_module(x)
-        channels = x.shape[1]
-        axes = (0,) if x.ndim == 2 else (0, 2, 3)
+        n, channels = x.shape[:2]
         shape = (1, channels) + (1,) * (x.ndim - 2)
         count = x.size // channels
+        # Per-channel sums as einsum over an (N, C, H*W) view: one pass, no temporary array.
         if self.training:
-            mean = x.mean(axis=axes)
+            mean = xp.einsum("ncl->c", x.reshape(n, channels, -1)) / count
             centered = x - mean.reshape(shape)
-            # var via a second pass over the centred values: no cancellation in float32
-            var = (centered * centered).mean(axis=axes)
+            flat = centered.reshape(n, channels, -1)
+            # var from the centred values (a second pass): no cancellation in float32
+            var = xp.einsum("ncl,ncl->c", flat, flat) / count
             self._update_running(mean, var, count)
         else:
             mean, var = self.running_mean, self.running_var
             centered = x - mean.reshape(shape).astype(x.dtype, copy=False)
         invstd = 1.0 / xp.sqrt(var.astype(x.dtype, copy=False) + self.eps)
-        xhat = centered
-        xhat *= invstd.reshape(shape)
-        y = xhat * scale.reshape(shape)
+        y = centered * (scale * invstd).reshape(shape)
         y += bias.reshape(shape)
-        self.save_for_backward(xhat, invstd, scale)
+        self.save_for_backward(centered, invstd, scale)
         return y
 
     def _update_running(self, mean, var, count):
@@ -65,24 +64,24 @@ class BatchNorm(Operation):
             running += (1.0 - momentum) * batch.astype(running.dtype, copy=False)
 
     def backward(self, dy):
-        xhat, invstd, scale = self.saved
+        centered, invstd, scale = self.saved
         needs = self.needs_input_grad
-        channels = dy.shape[1]
-        axes = (0,) if dy.ndim == 2 else (0, 2, 3)
+        xp = get_array_module(dy)
+        n, channels = dy.shape[:2]
         shape = (1, channels) + (1,) * (dy.ndim - 2)
         count = dy.size // channels
-        dbias = dy.sum(axis=axes)
-        dscale = (dy * xhat).sum(axis=axes)
+        dy_flat = dy.reshape(n, channels, -1)
+        dbias = xp.einsum("ncl->c", dy_flat)
+        # xhat = centered * invstd is never formed: the constants fold into per-channel factors.
+        dscale = xp.einsum("ncl,ncl->c", dy_flat, centered.reshape(n, channels, -1)) * invstd
         dx = None
         if needs[0]:
-            gain = (scale * invstd).reshape(shape)
+            gain = scale * invstd
+            dx = dy * gain.reshape(shape)
             if self.training:
-                # g = dy * scale, so mean(g) = scale * dbias / M and mean(g * xhat) likewise.
-                dx = dy - (dbias / count).reshape(shape)
-                dx -= xhat * (dscale / count).reshape(shape)
-                dx *= gain
-            else:
-                dx = dy * gain
+                # dx = gain * (dy - dbias / M - xhat * dscale / M)
+                dx -= centered * (gain * invstd * dscale / count).reshape(shape)
+                dx -= (gain * dbias / count).reshape(shape)
         return dx, (dscale if needs[1] else None), (dbias if needs[2] else None)
 
 
