@@ -28,7 +28,12 @@ class Embedding(Operation):
         xp = get_array_module(dy)
         dW = xp.zeros(self.table_shape, dy.dtype)
         # add.at, not dW[ids] += dy: fancy-index assignment keeps only the last repeated id.
-        xp.add.at(dW, self.ids.reshape(-1), dy.reshape(-1, self.table_shape[1]))
+        rows, values = self.ids.reshape(-1), dy.reshape(-1, self.table_shape[1])
+        if hasattr(xp.add, "at"):
+            xp.add.at(dW, rows, values)
+        else:                              # CuPy releases without ufunc.at
+            import cupyx
+            cupyx.scatter_add(dW, rows, values)
         return dW
 
 
