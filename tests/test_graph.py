@@ -7,6 +7,7 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor, Operation
@@ -234,6 +235,67 @@ def test_diamond_graph_matches_finite_differences_and_formula():
     da = 1 - np.tanh(x_np) ** 2
     expected = dy * (da * np.exp(x_np) + np.tanh(x_np) * np.exp(x_np) + da)
     np.testing.assert_allclose(g.data, expected, rtol=1e-12)
+
+
+_BINARY = [autograd.add, autograd.sub, autograd.mul]
+_UNARY = [autograd.tanh, autograd.sin, lambda t: t * 0.5]
+
+
+@st.composite
+def _programs(draw):
+    """A random DAG: each step applies an op to earlier values (params or results), so values
+    are reused at different depths and some params feed only late or only early steps."""
+    parameters = draw(st.integers(1, 3))
+    steps = []
+    for step in range(draw(st.integers(1, 8))):
+        available = parameters + step
+        if draw(st.booleans()):
+            steps.append((draw(st.sampled_from(range(len(_BINARY)))),
+                          draw(st.integers(0, available - 1)), draw(st.integers(0, available - 1))))
+        else:
+            steps.append((draw(st.sampled_from(range(len(_UNARY)))),
+                          draw(st.integers(0, available - 1))))
+    return parameters, steps
+
+
+def _run(steps, *params):
+    values = list(params)
+    for step in steps:
+        if len(step) == 3:
+            values.append(_BINARY[step[0]](values[step[1]], values[step[2]]))
+        else:
+            values.append(_UNARY[step[0]](values[step[1]]))
+    return values[-1]
+
+
+@given(_programs(), st.integers(0, 2 ** 32 - 1))
+def test_random_graphs_match_finite_differences_and_yield_each_param_once(program, seed):
+    count, steps = program
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-1, 1, (2, 3)) for _ in range(count)]
+    assert autograd.gradcheck(lambda *ts: _run(steps, *ts), arrays)
+    params = [_param(a) for a in arrays]
+    y = _run(steps, *params)
+    if y.creator is None:           # the program returned a parameter untouched
+        return
+    reached = [p for p in params if _depends_on(y, p)]
+    yielded = [p for p, _ in autograd.backward(y, np.ones((2, 3)))]
+    assert sorted(map(id, yielded)) == sorted(map(id, reached))
+
+
+def _depends_on(y, param):
+    stack, seen = [y.creator], set()
+    while stack:
+        op = stack.pop()
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        for edge in op.input_edges:
+            if edge is not None:
+                if edge[2] is param:
+                    return True
+                stack.append(edge[0])
+    return False
 
 
 # ---------------------------------------------------------------- no_grad and training
