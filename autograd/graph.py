@@ -184,7 +184,9 @@ def backward(y, dy=None, retain_graph=False):
 
     ``dy`` (a Tensor or array of y's shape and dtype) defaults to ones for a scalar ``y``. The
     graph's saved arrays are released as it goes; ``retain_graph=True`` keeps them for another
-    backward. ``grad`` is a Tensor on the parameter's device.
+    backward. ``grad`` is a Tensor on the parameter's device. Treat ``grad.data`` as read-only
+    (compute new arrays from it, as the optimizers do): it may be the very array yielded for
+    another parameter, or one the walk still passes on to other operations.
 
     >>> import numpy as np, autograd
     >>> w = autograd.Tensor(data=[1.0, 2.0], stores_grad=True)
