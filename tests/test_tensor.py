@@ -339,3 +339,17 @@ def test_operators_on_data_that_needs_no_gradient_are_not_recorded():
     x = Tensor(data=[1.0, 2.0], requires_grad=False)
     assert (x * 2 + x).creator is None
     assert x.sum().creator is None
+
+
+@pytest.mark.parametrize("expression, error, message", [
+    (lambda a, b: a @ b, ValueError, r"matmul: cannot multiply \(2, 3\) by \(4, 5\)"),
+    (lambda a, b: a + b.T, ValueError, r"add: .*\(2, 3\).*\(5, 4\)"),
+    (lambda a, b: a * b[0], ValueError, r"mul: .*\(2, 3\).*\(5,\)"),
+    (lambda a, b: a.reshape(4, 2), ValueError, r"reshape: .*\(2, 3\).*\(4, 2\)"),
+    (lambda a, b: a.sum(axis=2), ValueError, r"sum: axis 2"),
+])
+def test_operator_errors_name_the_operation_and_shapes(expression, error, message):
+    a = Tensor(shape=(2, 3), stores_grad=True)
+    b = Tensor(shape=(4, 5), stores_grad=True)
+    with pytest.raises(error, match=message):
+        expression(a, b)
