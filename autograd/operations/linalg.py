@@ -9,7 +9,7 @@ import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
-from .utils import unbroadcast
+from .utils import unbroadcast, as_tensor_like
 
 __all__ = ["matmul", "add_bias", "gemm", "einsum", "tensordot"]
 
@@ -60,7 +60,7 @@ def matmul(a, b):
         except ValueError:
             raise ValueError(f"matmul: batch dimensions of {tuple(sa)} and {tuple(sb)} do not "
                              "broadcast") from None
-    return MatMul()(a, b)
+    return MatMul()(*_floating(a, b))
 
 
 class AddBias(Operation):
@@ -93,7 +93,7 @@ def add_bias(x, b, axis=0):
     if b.size != expected:
         raise ValueError(f"add_bias: with axis={axis} b needs {expected} values for x of shape "
                          f"{x.shape}, got shape {b.shape}")
-    return AddBias(axis)(x, b)
+    return AddBias(axis)(*_floating(x, b))
 
 
 class Gemm(Operation):
@@ -146,13 +146,23 @@ def gemm(A, B, C=None, alpha=1.0, beta=1.0, transA=False, transB=False):
     # Python floats take the arrays' dtype; a NumPy float64 alpha would upcast float32 grads.
     op = Gemm(float(alpha), float(beta), bool(transA), bool(transB))
     if C is None:
-        return op(A, B)
+        return op(*_floating(A, B))
     try:
         if np.broadcast_shapes(C.shape, (m, n)) != (m, n):
             raise ValueError
     except ValueError:
         raise ValueError(f"gemm: C of shape {C.shape} does not broadcast to {(m, n)}") from None
-    return op(A, B, C)
+    return op(*_floating(A, B, C))
+
+
+def _floating(*tensors):
+    """Integer or bool operands converted to the floating operands' dtype, as elementwise ops
+    do: an int64 batch times float32 weights stays float32 (NumPy would give float64)."""
+    dtype = next((t.dtype for t in tensors if t.dtype.kind == "f"), None)
+    if dtype is None or all(t.dtype.kind == "f" for t in tensors):
+        return tensors
+    return [t if t.dtype.kind == "f" else as_tensor_like(t.data.astype(dtype), t, "")
+            for t in tensors]
 
 
 def _parse_einsum(subscripts, count):

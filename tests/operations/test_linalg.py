@@ -142,3 +142,25 @@ def test_shape_errors_name_the_op_and_the_shapes(call, message):
 def test_mixing_float32_and_float64_is_a_type_error():
     with pytest.raises(TypeError, match=r"MatMul: cannot mix float32 and float64"):
         autograd.matmul(Tensor(shape=(2, 3)), Tensor(shape=(3, 2), dtype=np.float64))
+
+
+X_INT = np.arange(6, dtype=np.int64).reshape(2, 3)
+W = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2)
+
+
+@pytest.mark.parametrize("call, reference", [
+    (lambda x, w: autograd.matmul(x, w), X_INT @ W),
+    (lambda x, w: autograd.matmul(w.T, x.T), W.T @ X_INT.T),
+    (lambda x, w: autograd.gemm(x, w), X_INT @ W),
+    (lambda x, w: autograd.gemm(w, x, transA=True, transB=True), W.T @ X_INT.T),
+    (lambda x, w: autograd.gemm(x, w, Tensor(data=np.array([1, 2]))), X_INT @ W + [1, 2]),
+    (lambda x, w: autograd.add_bias(x, w[:, 0]), X_INT + W[:, 0]),
+    (lambda x, w: autograd.add_bias(w, Tensor(data=np.array([1, 2]))), W + [1, 2]),
+], ids=["matmul", "matmul_right", "gemm", "gemm_trans", "gemm_int_C", "add_bias_int_x",
+        "add_bias_int_b"])
+def test_an_integer_operand_takes_the_float32_dtype(call, reference):
+    w = Tensor(data=W, stores_grad=True)
+    y = call(Tensor(data=X_INT), w)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.to_numpy(), reference, rtol=1e-6)
+    assert autograd.gradients(autograd.sum(y))[w].dtype == np.float32
