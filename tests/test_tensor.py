@@ -196,6 +196,20 @@ def test_as_type_converts_a_copy():
     assert i.dtype == np.int32 and i.requires_grad is False
 
 
+def test_detach_shares_data_outside_the_graph():
+    w = Tensor(data=[1.0, 2.0], stores_grad=True)
+    y = w * 2.0
+    d = y.detach()
+    assert d.creator is None and d.requires_grad is False and d.data is y.data
+    assert (d * 3.0).creator is None
+
+
+def test_numpy_conversion_of_a_cpu_tensor():
+    t = Tensor(data=[1.0, 2.0])
+    assert np.asarray(t) is t.data
+    np.testing.assert_array_equal(np.asarray(t, dtype=np.float64), [1.0, 2.0])
+
+
 def test_to_device_cpu_is_in_place():
     t = Tensor(data=[1.0])
     assert t.to_device(cpu()) is t and t.device is cpu()
