@@ -6,15 +6,12 @@ Each scheme fills a weight Tensor in place from its device's generator (so
 that one weight element connects: for Linear's W (in, out) they are ``in`` and ``out``; for
 Conv2d's W (out, in/groups, kh, kw) they are ``in/groups * kh * kw`` and ``out * kh * kw``.
 
-==========  ==================================  ===================================
-scheme      distribution                        variance
-==========  ==================================  ===================================
-"xavier"    U(-a, a), a = wscale*sqrt(6/(fi+fo))  wscale^2 * 2 / (fan_in + fan_out)
-"he"        N(0, std^2), std = wscale*sqrt(2/fi)  wscale^2 * 2 / fan_in
-"gaussian"  N(0, std^2), std = 0.01 * wscale      (0.01 * wscale)^2
-"uniform"   U(-a, a), a = wscale / sqrt(fan_in)   wscale^2 / (3 fan_in)
-"none"      left as it is (zeros)                 0
-==========  ==================================  ===================================
+- "xavier": U(-a, a), a = wscale * sqrt(6 / (fan_in + fan_out)); variance
+  wscale^2 * 2 / (fan_in + fan_out)
+- "he": N(0, std^2), std = wscale * sqrt(2 / fan_in); variance wscale^2 * 2 / fan_in
+- "gaussian": N(0, std^2), std = 0.01 * wscale, whatever the fans
+- "uniform": U(-a, a), a = wscale / sqrt(fan_in); variance wscale^2 / (3 * fan_in)
+- "none": left as it is (zeros)
 
 "xavier" is Glorot uniform (the default of every layer), "he" is Kaiming normal in fan_in mode
 (for ReLU networks), "uniform" is PyTorch's default for Linear and Conv. A callable
