@@ -1,4 +1,4 @@
-"""Layer: the base of everything that owns parameters (SINGA's ``autograd.Layer`` / ``layer.Layer``).
+"""Layer: the base of everything that owns parameters (SINGA's ``autograd.Layer``).
 
 A layer finds its parameters by looking at its attributes, in the order they were first
 assigned: a Tensor with ``stores_grad=True`` is a parameter, a Tensor registered with
