@@ -125,8 +125,8 @@ class Embedding(Layer):
         return tuple(input_shape) + (self.embedding_dim,)
 
     def forward(self, ids):
-        if not isinstance(ids, Tensor):
-            ids = Tensor(data=np.asarray(ids), device=self.W.device, requires_grad=False)
+        if not hasattr(ids, "dtype"):                 # a list: the op takes arrays and Tensors
+            ids = np.asarray(ids)
         if ids.dtype.kind not in "iu":
             raise TypeError(f"{self.describe()}: expected integer ids, got {ids.dtype}")
         return embedding_ops.embedding(ids, self.W)

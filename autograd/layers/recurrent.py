@@ -112,10 +112,13 @@ class _Recurrent(Layer):
             self.output_shape(x.shape)
             if self.batch_first:
                 x = shape_ops.transpose(x, (1, 0, 2))
+        self._check_dtype(x)
+        return x
+
+    def _check_dtype(self, x):
         if x.dtype != self.W_ih.dtype:
             raise TypeError(f"{self.describe()}: input is {x.dtype} but the parameters are "
                             f"{self.W_ih.dtype}; cast one with as_type()")
-        return x
 
     def _initial_state(self, initial_state, batch, like):
         """The state as a tuple of ``state_count`` Tensors (batch, hidden_size), checked."""
@@ -162,6 +165,7 @@ class _Recurrent(Layer):
             got = shape_text(x_t.shape) if isinstance(x_t, Tensor) else type(x_t).__name__
             raise ValueError(f"{self.describe()}: expected x_t of shape (batch, "
                              f"{self.input_size}), got {got}")
+        self._check_dtype(x_t)
         new = self._step(self._project_input(x_t),
                          self._initial_state(state, x_t.shape[0], x_t))
         return new[0] if self.state_count == 1 else new
