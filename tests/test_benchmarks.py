@@ -1,0 +1,124 @@
+"""The benchmark suite (benchmarks/): every implementation of a workload computes the same step
+(so the timings compare like with like), and `python -m benchmarks --quick` runs end to end and
+writes the JSON it promises. No timing is asserted: times on shared machines vary."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from benchmarks import tape, mlp, cnn, batchnorm, resnet
+from benchmarks.common import Missing
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKLOADS = [tape, mlp, cnn, batchnorm, resnet]
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+ROW_KEYS = {"description", "unit", "size", "status", "float32", "repetitions", "autograd",
+            "floor", "torch", "autograd/floor", "autograd/torch", "samples"}
+
+
+def _outcomes(workload):
+    """{implementation: outcome after one step} for those that exist here."""
+    size = workload.sizes(quick=True)
+    builders = {"autograd": workload.build_autograd, "floor": workload.build_floor}
+    if HAS_TORCH:
+        import torch
+        builders["torch"] = lambda s: workload.build_torch(s, torch)
+    outcomes = {}
+    for name, build in builders.items():
+        try:
+            bench = build(size)
+        except Missing:
+            continue
+        bench.step()
+        outcomes[name] = bench.outcome()
+    return outcomes
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.NAME)
+def test_implementations_compute_the_same_step(workload):
+    outcomes = _outcomes(workload)
+    reference = outcomes.pop("floor")
+    assert reference and all(a.dtype == np.float32 for a in reference.values())
+    for implementation, outcome in outcomes.items():
+        for name in set(reference) & set(outcome):
+            np.testing.assert_allclose(
+                outcome[name], reference[name], rtol=2e-3, atol=2e-4,
+                err_msg=f"{workload.NAME}: {implementation} and the NumPy floor differ on {name}")
+        assert set(reference) <= set(outcome) or workload is tape
+
+
+def test_floor_batch_norm_gradient_matches_finite_differences():
+    from benchmarks import floor
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 2, 2, 2))
+    scale, bias, dy = rng.standard_normal(2), rng.standard_normal(2), rng.standard_normal(x.shape)
+
+    def loss(values):
+        y, _, _ = floor.batch_norm(values, scale, bias, np.zeros(2), np.ones(2))
+        return float((y * dy).sum())
+
+    _, x_hat, inv_std = floor.batch_norm(x, scale, bias, np.zeros(2), np.ones(2))
+    dx, _, _ = floor.batch_norm_backward(dy, x_hat, inv_std, scale)
+    numeric = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        shifted = x.copy()
+        shifted[index] += 1e-6
+        numeric[index] = (loss(shifted) - loss(x)) / 1e-6
+    np.testing.assert_allclose(dx, numeric, rtol=1e-4, atol=1e-5)
+
+
+def _run_suite(tmp_path, *options):
+    path = tmp_path / "results.json"
+    process = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--threads", "1", "--json", str(path),
+         *options],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stdout + process.stderr
+    with open(path) as results:
+        return process.stdout, json.load(results)
+
+
+def test_quick_suite_reports_every_workload(tmp_path):
+    output, results = _run_suite(tmp_path)
+    assert {"date", "command", "threads", "versions", "settings", "workloads",
+            "memory"} <= set(results)
+    # One thread keeps the smoke test quick on a shared machine (no BLAS threads spinning
+    # against each other); it also shows that --threads reaches the libraries.
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        assert results["threads"][variable] == "1"
+    assert results["threads"]["numpy_openblas"] in (1, None)      # None: symbol not found
+    if HAS_TORCH:
+        assert results["threads"]["torch"] == 1
+    assert list(results["workloads"]) == [w.NAME for w in WORKLOADS]
+    for name, row in results["workloads"].items():
+        assert ROW_KEYS <= set(row), name
+        assert row["floor"] > 0 and row["status"]["floor"] == "ok"
+        assert name in output
+        if row["status"]["autograd"].startswith("missing: "):
+            assert row["autograd"] is None and row["float32"] is None
+        else:
+            assert row["autograd"] > 0 and row["float32"] == "ok", (name, row["float32"])
+            assert row["autograd/floor"] == pytest.approx(row["autograd"] / row["floor"],
+                                                          rel=1e-2)
+        if HAS_TORCH:
+            assert row["torch"] > 0 and row["status"]["torch"] == "ok"
+        else:
+            assert row["torch"] is None and row["status"]["torch"] == "n/a"
+    memory = results["memory"]
+    if memory["status"] == "ok":
+        assert memory["grows"] is False, memory
+        assert memory["live_operations"][0] == memory["live_operations"][1]
+
+
+def test_only_one_workload_without_torch_says_na(tmp_path):
+    output, results = _run_suite(tmp_path, "--only", "tape", "--no-torch")
+    assert list(results["workloads"]) == ["tape"] and "memory" not in results
+    row = results["workloads"]["tape"]
+    assert row["torch"] is None and row["status"]["torch"] == "n/a"
+    assert row["autograd/torch"] is None
+    table_line = next(line for line in output.splitlines() if line.startswith("tape "))
+    assert "n/a" in table_line
