@@ -5,9 +5,9 @@ either as one-hot / soft targets ``(N, C)`` (floating) or as integer class label
 NumPy array, list or int Tensor; a label outside ``[0, C)`` is a ValueError, where NumPy would
 wrap -1 silently). ``softmax_cross_entropy`` fuses log-softmax and the loss, so large logits give
 finite losses and gradients. The elementwise losses (``mse_loss``, the binary cross entropies)
-average over all elements, as PyTorch does. SINGA's ``cossim`` (a row-wise similarity, not a
-scalar) and ``ranking_loss`` (a hinge on score pairs) are here because they build losses. Targets are constants for most uses, but a floating
-target that requires a gradient gets one.
+average over all elements, as PyTorch does. Targets are constants for most uses, but a floating
+target that requires a gradient gets one. SINGA's ``cossim`` (a row-wise similarity, not a
+scalar) and ``ranking_loss`` (a hinge on score pairs) live here because losses are built on them.
 
 >>> import numpy as np
 >>> from autograd import Tensor
