@@ -190,6 +190,7 @@ def run_workload(workload, args, torch):
             per_op = scale / benches[name].ops_per_step
             row["samples"][name] = [round(s * per_op, 4) for s in samples[name]]
             row[name] = round(statistics.median(samples[name]) * per_op, 4)
+            row.setdefault("min", {})[name] = round(min(samples[name]) * per_op, 4)
         else:
             row[name] = None
     for other in ("floor", "torch"):
@@ -254,6 +255,14 @@ def format_table(results):
     return "\n".join(lines)
 
 
+def _load_average():
+    """The 1-minute load average: on a shared machine it says how much the times are worth."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if _NUMPY_LOADED_BEFORE:
@@ -268,7 +277,7 @@ def main(argv=None):
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["python -m benchmarks", *argv]),
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
+                    "cpus": os.cpu_count(), "load_average_at_start": _load_average()},
         "versions": {"autograd": getattr(autograd, "__version__", None),
                      "numpy": np.__version__, "torch": torch_version},
         "threads": thread_report(args, torch),
@@ -280,7 +289,8 @@ def main(argv=None):
     threads = results["threads"]
     print(f"threads: " + ", ".join(f"{k}={v}" for k, v in threads.items()))
     print(f"numpy {np.__version__}, torch {torch_version}; {args.repetitions} repetitions, "
-          f"median; pause {args.pause}s between variants", flush=True)
+          f"median; pause {args.pause}s between variants; load average "
+          f"{results['machine']['load_average_at_start']}", flush=True)
     for workload in WORKLOADS:
         if workload.NAME in selected:
             print(f"running {workload.NAME}: {workload.DESCRIPTION} ...", flush=True)
