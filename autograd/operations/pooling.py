@@ -1,10 +1,10 @@
 """2-D pooling on NCHW images: max, average, global average.
 
-Windows are visited one kernel offset at a time: each offset is one strided slice covering every
-output position, so a pass costs kh * kw whole-batch array operations and never materialises a
-(N, C, OH, OW, kh, kw) window array or boolean masks of it. Max pooling remembers which offset won
-(a small integer per output), so its backward gives each output's gradient to exactly one input:
-the first maximum in the window (row-major), as PyTorch does.
+Windows are never materialised: the forward pass reduces (max or sum) separably, first over the
+kernel's columns with one strided slice per column, then over its rows, so it costs kh + kw
+whole-batch array operations. Max pooling's backward visits the kh * kw kernel offsets in
+row-major order and gives each output's gradient to exactly one input, the first that equals the
+maximum of its window, as PyTorch does (ties are not split).
 
 >>> import numpy as np
 >>> from autograd import Tensor
@@ -34,13 +34,30 @@ class _Pool2d(Operation):
         self.kernel, self.stride, self.out_size = kernel, stride, out_size
         self.pads_h, self.pads_w = pads_h, pads_w
 
-    def offsets(self):
-        """(k, index) for every kernel offset, k counting row-major from 0."""
-        kh, kw = self.kernel
-        out_h, out_w = self.out_size
-        for i in range(kh):
-            for j in range(kw):
-                yield i * kw + j, offset_slice(i, j, out_h, out_w, self.stride, _UNIT)
+    def row_slices(self):
+        """For each kernel row i: the rows of the padded input it reads, one per output row."""
+        step, out_h = self.stride[0], self.out_size[0]
+        return [(Ellipsis, slice(i, i + step * (out_h - 1) + 1, step), slice(None))
+                for i in range(self.kernel[0])]
+
+    def column_slices(self):
+        """For each kernel column j: the columns it reads, one per output column."""
+        step, out_w = self.stride[1], self.out_size[1]
+        return [(Ellipsis, slice(j, j + step * (out_w - 1) + 1, step))
+                for j in range(self.kernel[1])]
+
+    def reduce_windows(self, padded, combine):
+        """``combine`` (maximum or add) over each window, separably: first along the columns of
+        every padded row, then along the rows: kh + kw whole-batch operations, not kh * kw."""
+        columns = self.column_slices()
+        rows = padded[columns[0]].copy()
+        for index in columns[1:]:
+            combine(rows, padded[index], out=rows)
+        row_indices = self.row_slices()
+        y = rows[row_indices[0]].copy()
+        for index in row_indices[1:]:
+            combine(y, rows[index], out=y)
+        return y
 
 
 class MaxPool2d(_Pool2d):
@@ -50,29 +67,30 @@ class MaxPool2d(_Pool2d):
     def forward(self, x):
         xp = get_array_module(x)
         padded = pad2d(x, self.pads_h, self.pads_w, -np.inf)
-        count = self.kernel[0] * self.kernel[1]
-        winner = None
-        for k, index in self.offsets():
-            window = padded[index]
-            if winner is None:
-                y = window.copy()
-                winner = xp.zeros(y.shape, np.uint8 if count <= 255 else np.int32)
-                continue
-            # Strictly greater: a later equal value does not take over, so ties go to the first.
-            better = window > y
-            xp.copyto(y, window, where=better)
-            xp.copyto(winner, k, where=better)
-        if self.recording:
-            self.save_for_backward(winner)
-            self.padded_shape = padded.shape
+        y = self.reduce_windows(padded, xp.maximum)
+        self.save_for_backward(padded, y)
+        # No argmax is kept: backward finds the first input equal to the maximum, with
+        # branch-free comparisons (masked copies in a forward loop cost several times more).
         return y
 
     def backward(self, dy):
-        (winner,) = self.saved
+        padded, y = self.saved
         xp = get_array_module(dy)
-        dpadded = xp.zeros(self.padded_shape, dy.dtype)
-        for k, index in self.offsets():
-            dpadded[index] += dy * (winner == k)
+        dpadded = xp.zeros(padded.shape, dy.dtype)
+        kh, kw = self.kernel
+        out_h, out_w = self.out_size
+        overlapping = self.stride[0] < kh or self.stride[1] < kw
+        taken = xp.zeros(y.shape, bool)       # outputs whose gradient is already routed
+        for i in range(kh):
+            for j in range(kw):
+                index = offset_slice(i, j, out_h, out_w, self.stride, _UNIT)
+                hit = padded[index] == y
+                hit &= ~taken                 # ties: only the first maximum (row-major) takes dy
+                taken |= hit
+                if overlapping:
+                    dpadded[index] += dy * hit
+                else:                         # disjoint windows: each input is written once
+                    dpadded[index] = dy * hit
         return unpad2d(dpadded, self.pads_h, self.pads_w)
 
 
@@ -91,12 +109,7 @@ class AvgPool2d(_Pool2d):
 
     def forward(self, x):
         padded = pad2d(x, self.pads_h, self.pads_w, 0.0)
-        y = None
-        for k, index in self.offsets():
-            if y is None:
-                y = padded[index].copy()
-            else:
-                y += padded[index]
+        y = self.reduce_windows(padded, get_array_module(x).add)
         y /= self._divisor(y)
         self.padded_shape = padded.shape
         return y
@@ -104,9 +117,14 @@ class AvgPool2d(_Pool2d):
     def backward(self, dy):
         xp = get_array_module(dy)
         share = dy / self._divisor(dy)
+        n, c, padded_h, padded_w = self.padded_shape
+        # The transpose of the separable forward: spread along rows, then along columns.
+        rows = xp.zeros((n, c, padded_h, self.out_size[1]), dy.dtype)
+        for index in self.row_slices():
+            rows[index] += share
         dpadded = xp.zeros(self.padded_shape, dy.dtype)
-        for k, index in self.offsets():
-            dpadded[index] += share
+        for index in self.column_slices():
+            dpadded[index] += rows
         return unpad2d(dpadded, self.pads_h, self.pads_w)
 
 
