@@ -1,7 +1,7 @@
 """conv2d against a direct-loop NumPy reference, float64 gradcheck, float32 kept, errors."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
@@ -62,6 +62,11 @@ def _kwargs(s):
                 groups=s["groups"])
 
 
+# Each example is cheap (tiny shapes): draw more of them than the profile's default.
+more_examples = settings(max_examples=max(40, settings.default.max_examples))
+
+
+@more_examples
 @given(conv_settings())
 def test_forward_matches_direct_loops_and_float32_is_kept(s):
     x, W, b = _arrays(s)
@@ -81,6 +86,7 @@ def test_forward_matches_direct_loops_and_float32_is_kept(s):
     assert all(grads[p].dtype == np.float32 and grads[p].shape == p.shape for p in params)
 
 
+@more_examples
 @given(conv_settings())
 def test_gradients_match_finite_differences(s):
     x, W, b = _arrays(s)
@@ -121,6 +127,8 @@ def test_same_padding_keeps_ceil_of_size_over_stride(size, stride):
     np.testing.assert_array_equal(same.to_numpy(), upper.to_numpy())
     valid = autograd.conv2d(Tensor(data=x), Tensor(data=W), stride=stride, padding=3,
                             pad_mode="VALID")
+    autograd.gradcheck(lambda a, b: autograd.conv2d(a, b, stride=stride, pad_mode="SAME_LOWER"),
+                       [x[:, :, :5, :5], W])
     assert valid.shape == (1, 2, (size - 4) // stride + 1, (size - 3) // stride + 1)
 
 

@@ -1,7 +1,7 @@
 """Pooling against direct-loop references (ceil_mode, count_include_pad, ties), gradcheck."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
@@ -65,6 +65,11 @@ def _distinct(shape, seed):
     return (rng.permutation(size) * 0.05 - 1.0).reshape(shape)
 
 
+# Each example is cheap (tiny shapes): draw more of them than the profile's default.
+more_examples = settings(max_examples=max(40, settings.default.max_examples))
+
+
+@more_examples
 @given(pool_settings())
 def test_max_pool_matches_loops_and_gradcheck(s):
     x = _distinct(s["shape"], s["seed"])
@@ -82,6 +87,7 @@ def test_max_pool_matches_loops_and_gradcheck(s):
     assert autograd.gradients(y32, dy.astype(np.float32))[x32].dtype == np.float32
 
 
+@more_examples
 @given(pool_settings())
 def test_avg_pool_matches_loops_and_gradcheck(s):
     x = np.random.default_rng(s["seed"]).uniform(-1, 1, s["shape"])
