@@ -84,7 +84,12 @@ class AddBias(Operation):
 
 def add_bias(x, b, axis=0):
     """SINGA's AddBias: x (N, D) plus b (D values) on each row for axis=0, or plus b (N values)
-    on each column for axis=1. b may be 1-D or shaped like (1, D)."""
+    on each column for axis=1. b may be 1-D or shaped like (1, D).
+
+    >>> from autograd import Tensor
+    >>> add_bias(Tensor(data=[[1.0, 2.0]]), Tensor(data=[10.0, 20.0])).to_numpy()
+    array([[11., 22.]], dtype=float32)
+    """
     if x.ndim != 2:
         raise ValueError(f"add_bias: expected a 2-D x, got shape {x.shape}")
     if axis not in (0, 1):
@@ -135,7 +140,16 @@ class Gemm(Operation):
 
 
 def gemm(A, B, C=None, alpha=1.0, beta=1.0, transA=False, transB=False):
-    """ONNX/SINGA Gemm: alpha * op(A) @ op(B) + beta * C, op transposing when asked."""
+    """ONNX/SINGA Gemm: alpha * op(A) @ op(B) + beta * C, op transposing when asked; C
+    broadcasts to the (M, N) result.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> A, B = Tensor(data=np.ones((3, 2), np.float32)), Tensor(data=np.ones((3, 4), np.float32))
+    >>> gemm(A, B, Tensor(data=[1.0, 2.0, 3.0, 4.0]), alpha=0.5, transA=True).to_numpy()
+    array([[2.5, 3.5, 4.5, 5.5],
+           [2.5, 3.5, 4.5, 5.5]], dtype=float32)
+    """
     if A.ndim != 2 or B.ndim != 2:
         raise ValueError(f"gemm: A and B must be 2-D, got {A.shape} and {B.shape}")
     m, k = A.shape[::-1] if transA else A.shape

@@ -157,7 +157,12 @@ def sum(*xs, axis=None, keepdims=False):
 
 
 def mean(*xs, axis=None, keepdims=False):
-    """Mean of one tensor over ``axis`` (all axes by default), or of several elementwise."""
+    """Mean of one tensor over ``axis`` (all axes by default), or of several elementwise.
+
+    >>> from autograd import Tensor
+    >>> mean(Tensor(data=[1.0, 2.0]), Tensor(data=[[3.0, 6.0]])).to_numpy()
+    array([[2., 4.]], dtype=float32)
+    """
     if len(xs) == 1:
         x = xs[0]
         return Mean(normalize_axes(axis, x.ndim, "mean"), keepdims)(x)
@@ -173,7 +178,13 @@ def max(*xs, axis=None, keepdims=False):
 
 def min(*xs, axis=None, keepdims=False):
     """Smallest element of one tensor over ``axis``, or of several tensors elementwise.
-    Ties share the gradient equally."""
+    Ties share the gradient equally.
+
+    >>> from autograd import Tensor
+    >>> min(Tensor(data=[[1.0, 5.0], [3.0, 2.0]]), axis=-1, keepdims=True).to_numpy()
+    array([[1.],
+           [2.]], dtype=float32)
+    """
     return _extremum("min", xs, axis, keepdims, largest=False)
 
 
@@ -197,7 +208,12 @@ def _no_axis(name, xs, axis):
 
 def reduce_sum(x, axes=None, keepdims=1):
     """SINGA/ONNX ReduceSum: sum over ``axes`` (all by default), keeping them unless
-    ``keepdims=0``."""
+    ``keepdims=0``.
+
+    >>> from autograd import Tensor
+    >>> reduce_sum(Tensor(shape=(2, 3))).shape, reduce_sum(Tensor(shape=(2, 3)), [1], 0).shape
+    ((1, 1), (2,))
+    """
     return sum(x, axis=axes, keepdims=bool(keepdims))
 
 

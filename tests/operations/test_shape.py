@@ -9,6 +9,10 @@ from autograd import Tensor
 from tests.opcase import OpCase, floats, check_case
 
 
+def _tile_reference(x, repeats):
+    return np.tile(x, repeats)
+
+
 def _flatten_reference(x, axis=1):
     axis = axis + x.ndim if axis < 0 else axis
     return x.reshape(int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:])))
@@ -50,11 +54,11 @@ CASES = [
            lambda x: np.broadcast_to(x, (2,) + x.shape), [floats()], name="broadcast_to"),
     OpCase(autograd.broadcast_to, np.broadcast_to, [floats()], kwargs=dict(shape=(2, 3, 4)),
            shape=(3, 1), name="broadcast_to_stretch"),
-    OpCase(autograd.tile, lambda x, repeats: np.tile(x, repeats), [floats()], kwargs=dict(repeats=(2, 1, 3, 2)),
+    OpCase(autograd.tile, _tile_reference, [floats()], kwargs=dict(repeats=(2, 1, 3, 2)),
            name="tile_more_repeats_than_dims"),
-    OpCase(autograd.tile, lambda x, repeats: np.tile(x, repeats), [floats()], kwargs=dict(repeats=2), name="tile_int"),
-    OpCase(autograd.tile, lambda x, repeats: np.tile(x, repeats), [floats()], kwargs=dict(repeats=(3, 2)), shape=(2, 1, 2),
-           name="tile_fewer_repeats"),
+    OpCase(autograd.tile, _tile_reference, [floats()], kwargs=dict(repeats=2), name="tile_int"),
+    OpCase(autograd.tile, _tile_reference, [floats()], kwargs=dict(repeats=(3, 2)),
+           shape=(2, 1, 2), name="tile_fewer_repeats"),
     OpCase(lambda a, b: autograd.cat([a, b], axis=-1),
            lambda a, b: np.concatenate([a, b], axis=-1), [floats(), floats()], min_dims=1,
            name="cat_last_axis"),
