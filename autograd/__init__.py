@@ -28,6 +28,7 @@ from .operations.indexing import *           # noqa: F401,F403
 from .operations.loss import *               # noqa: F401,F403
 from .operations.conv import *               # noqa: F401,F403
 from .operations.pooling import *            # noqa: F401,F403
+from .operations.conv1d import *             # noqa: F401,F403
 from .operations.normalization import *      # noqa: F401,F403
 from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
