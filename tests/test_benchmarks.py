@@ -122,3 +122,23 @@ def test_only_one_workload_without_torch_says_na(tmp_path):
     assert row["autograd/torch"] is None
     table_line = next(line for line in output.splitlines() if line.startswith("tape "))
     assert "n/a" in table_line
+
+
+def test_profile_summary_splits_samples_by_kind(tmp_path, capsys):
+    from benchmarks import profile
+    raw = tmp_path / "raw.txt"
+    step = "main (benchmarks/profile.py:1);build_autograd.<locals>.step (benchmarks/mlp.py:57)"
+    raw.write_text(
+        f"{step};MatMul.forward (autograd/operations/linalg.py:21);"
+        "sgemm_kernel_HASWELL (libscipy_openblas64_.so) 6\n"
+        f"{step};MatMul.forward (autograd/operations/linalg.py:21);"
+        "inner_thread (libscipy_openblas64_.so) 2\n"
+        f"{step};backward (autograd/graph.py:222) 2\n"
+        "<module> (benchmarks/profile.py:3);_find_and_load (<frozen importlib>:1) 90\n")
+    profile.summarize(str(raw))
+    report = capsys.readouterr().out
+    assert "10 samples inside the step" in report            # the import samples are left out
+    assert " 60.0%  BLAS kernels" in report
+    assert " 20.0%  BLAS thread hand-off" in report
+    assert " 20.0%  Python bytecode" in report
+    assert " 80.0%  MatMul.forward" in report
