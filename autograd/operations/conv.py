@@ -5,6 +5,10 @@ dW and dcolumns are each one large GEMM; the price is a transpose of y and dy be
 channels-first (small next to the columns). The backward pass reuses the saved columns for dW and
 scatters dcolumns back with one strided add per kernel offset (col2im).
 
+Measured alternatives (float32, 1 BLAS thread, CPU time): per-image batched GEMMs were 10-15%
+slower; one GEMM per kernel offset on the flat padded image (no column matrix) was 10-35% slower
+because its GEMMs have a short inner dimension (C) and it multiplies the padding too.
+
 >>> import numpy as np
 >>> from autograd import Tensor
 >>> x = Tensor(data=np.ones((1, 1, 3, 3), np.float32))
@@ -12,6 +16,8 @@ scatters dcolumns back with one strided add per kernel offset (col2im).
 array([[4., 4.],
        [4., 4.]], dtype=float32)
 """
+import numbers
+
 from ..device import get_array_module
 from .base import Operation
 from .im2col import pair, output_size, same_pads, pad2d, unpad2d, offset_slice, window_view
@@ -118,7 +124,7 @@ def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NO
     if min(stride) < 1 or min(dilation) < 1:
         raise ValueError(f"conv2d: stride and dilation must be positive, got stride {stride} "
                          f"and dilation {dilation}")
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
         raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
     if W.ndim != 4:
         raise ValueError(f"conv2d: expected W of shape (out_channels, in_channels / groups, kh, "
@@ -142,7 +148,7 @@ def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NO
                 f"conv2d: kernel {(kh, kw)} with dilation {dilation} spans {span} pixels, more "
                 f"than the padded input {axis} {size + pads[0] + pads[1]} (x {tuple(x.shape)}, "
                 f"padding {pads})")
-    op = Conv2d(stride, pads_h, pads_w, dilation, groups)
+    op = Conv2d(stride, pads_h, pads_w, dilation, int(groups))
     return op(x, W) if b is None else op(x, W, b)
 
 

@@ -106,6 +106,23 @@ def test_input_gradient_is_skipped_for_a_data_batch():
     np.testing.assert_array_equal(grads[W].to_numpy(), np.broadcast_to(expected, (3, 2, 3, 3)))
 
 
+def test_non_contiguous_input_and_numpy_int_arguments():
+    rng = np.random.default_rng(3)
+    source = rng.standard_normal((5, 4, 2, 6))
+    x = source.transpose(2, 1, 3, 0)
+    view = autograd.transpose(Tensor(data=source), (2, 1, 3, 0))      # (2, 4, 6, 5), strided
+    assert not view.data.flags["C_CONTIGUOUS"]
+    W = rng.standard_normal((4, 2, 2, 3))
+    y = autograd.conv2d(view, Tensor(data=W), stride=np.int64(1),
+                        groups=np.int64(2), padding=(np.int64(1), 0))
+    expected = reference_conv2d(x, W, None, (1, 1), (1, 1), (0, 0), (1, 1), 2)
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-10)
+    unpadded = autograd.conv2d(view, Tensor(data=W), groups=2)      # the view itself is read
+    np.testing.assert_allclose(unpadded.to_numpy(),
+                               reference_conv2d(x, W, None, (1, 1), (0, 0), (0, 0), (1, 1), 2),
+                               rtol=1e-10)
+
+
 @pytest.mark.parametrize("size,stride", [(7, 1), (8, 1), (7, 2), (8, 2), (9, 3)])
 def test_same_padding_keeps_ceil_of_size_over_stride(size, stride):
     rng = np.random.default_rng(0)
