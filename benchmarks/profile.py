@@ -25,9 +25,9 @@ import pstats         # noqa: E402
 import re             # noqa: E402
 import time           # noqa: E402
 
-from benchmarks import tape, mlp, cnn, batchnorm, resnet   # noqa: E402
+from benchmarks import tape, mlp, mlp_layers, cnn, batchnorm, resnet   # noqa: E402
 
-WORKLOADS = {w.NAME: w for w in (tape, mlp, cnn, batchnorm, resnet)}
+WORKLOADS = {w.NAME: w for w in (tape, mlp, mlp_layers, cnn, batchnorm, resnet)}
 BOOKKEEPING = ("autograd/graph.py", "operations/base.py", "autograd/tensor.py",
                "operations/utils.py", "autograd/device.py")
 

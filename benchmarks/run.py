@@ -43,10 +43,10 @@ import traceback          # noqa: E402
 
 import numpy as np        # noqa: E402
 
-from benchmarks import tape, mlp, cnn, batchnorm, resnet, memory   # noqa: E402
+from benchmarks import tape, mlp, mlp_layers, cnn, batchnorm, resnet, memory   # noqa: E402
 from benchmarks.common import Missing                                # noqa: E402
 
-WORKLOADS = [tape, mlp, cnn, batchnorm, resnet]
+WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet]
 IMPLEMENTATIONS = ("autograd", "floor", "torch")
 DEFAULT_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
 SCALE = {"ms": 1e3, "us": 1e6}
