@@ -1,0 +1,345 @@
+"""SINGA's layers beyond the common ones: Gemm, SeparableConv2d, Pooling2d, and SoftMax (SINGA's
+spelling of Softmax). Add, Cat and Reshape live in :mod:`autograd.layers.combine`, the loss
+layers in :mod:`autograd.layers.loss`.
+
+>>> import numpy as np, autograd
+>>> gemm = autograd.Gemm(3)                       # W is created from the first input
+>>> gemm(autograd.Tensor(data=np.ones((2, 4), np.float32))).shape, gemm.W.shape, gemm.b.shape
+((2, 3), (3, 4), (1, 3))
+"""
+import numpy as np
+
+from ..operations import elementwise as elementwise_ops
+from ..operations import linalg
+from ..operations import pooling as pooling_ops
+from ..operations import shape as shape_ops
+from ..operations.im2col import output_size, pair, same_pads
+from ..tensor import Tensor
+from .activation import Softmax
+from .base import Layer, shape_text
+from .conv import Conv2d
+from .init import check_scheme, initialize
+
+__all__ = ["Gemm", "SeparableConv2d", "Pooling2d", "SoftMax"]
+
+_PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _positive_int(value, what, layer):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def _positive_pair(value, what, layer):
+    result = pair(value, layer, what)
+    if min(result) < 1:
+        raise ValueError(f"{layer}: {what} must be positive, got {value!r}")
+    return result
+
+
+class Gemm(Layer):
+    """SINGA's Gemm layer (ONNX Gemm): ``y = alpha * op(x) @ op(W) + beta * b`` through
+    ``autograd.gemm``, op transposing when ``transA`` / ``transB`` say so.
+
+    W is created on the first call, from the input's features (x's columns, or its rows when
+    ``transA``): (nb_kernels, in_features) with the default ``transB=True`` (PyTorch's layout),
+    (in_features, nb_kernels) otherwise. b is (1, nb_kernels) as in SINGA, or ``bias_shape``
+    (any shape that broadcasts to the output), and starts at zero; ``bias=False`` drops it.
+    ``init`` (Glorot uniform, the variance of SINGA's Gaussian 2 / (in + out)) and ``wscale``
+    pick W's scheme. The output is (M, nb_kernels), M = x's rows (its columns when transA).
+    """
+
+    def __init__(self, nb_kernels, alpha=1.0, beta=1.0, transA=False, transB=True, bias=True,
+                 bias_shape=None, init="xavier", wscale=1.0):
+        super().__init__()
+        self.nb_kernels = _positive_int(nb_kernels, "nb_kernels", "Gemm")
+        self.alpha, self.beta = float(alpha), float(beta)
+        self.transA, self.transB = bool(transA), bool(transB)
+        self.bias = bool(bias)
+        self.bias_shape = (1, self.nb_kernels) if bias_shape is None else tuple(bias_shape)
+        try:
+            np.broadcast_shapes(self.bias_shape, (1, self.nb_kernels))
+        except ValueError:
+            raise ValueError(f"Gemm: bias_shape {self.bias_shape} does not broadcast to the "
+                             f"output (M, {self.nb_kernels})") from None
+        self.init = check_scheme(init, "Gemm")
+        self.wscale = wscale
+        self.in_features = None
+        self.W = None
+        self.b = None
+
+    def _weight_shape(self, in_features):
+        return ((self.nb_kernels, in_features) if self.transB
+                else (in_features, self.nb_kernels))
+
+    def _build(self, in_features, dtype, device):
+        self.in_features = in_features
+        W = Tensor(shape=self._weight_shape(in_features), dtype=dtype, device=device,
+                   stores_grad=True)
+        self.W = initialize(W, self.init, in_features, self.nb_kernels, self.wscale)
+        if self.bias:
+            self.b = Tensor(shape=self.bias_shape, dtype=dtype, device=device, stores_grad=True)
+
+    def extra_repr(self):
+        inputs = "?" if self.in_features is None else self.in_features
+        text = f"{inputs}->{self.nb_kernels}"
+        if self.alpha != 1.0 or self.beta != 1.0:
+            text += f", alpha={self.alpha}, beta={self.beta}"
+        text += f", transA={self.transA}, transB={self.transB}"
+        return text + ("" if self.bias else ", bias=False")
+
+    def output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        known = "in_features" if self.in_features is None else self.in_features
+        expected = shape_text((known, "M") if self.transA else ("M", known))
+        features = shape[0] if self.transA else shape[-1]
+        self.check_input(len(shape) == 2 and (self.in_features is None or
+                                              features == self.in_features), expected, shape)
+        rows = shape[1] if self.transA else shape[0]
+        if rows is not None and self.bias:
+            try:
+                np.broadcast_shapes(self.bias_shape, (rows, self.nb_kernels))
+            except ValueError:
+                self.check_input(False, f"{expected} whose output ({rows}, {self.nb_kernels}) "
+                                 f"b of shape {self.bias_shape} broadcasts to", shape)
+        return (rows, self.nb_kernels)
+
+    def forward(self, x):
+        self.output_shape(x.shape)
+        if self.W is None:
+            dtype = x.dtype if x.dtype.kind == "f" else np.float32
+            self._build(x.shape[0] if self.transA else x.shape[1], dtype, x.device)
+        return linalg.gemm(x, self.W, self.b, alpha=self.alpha, beta=self.beta,
+                           transA=self.transA, transB=self.transB)
+
+    def count_parameters(self, input_shape=None):
+        if self.W is None and input_shape is not None:
+            features = input_shape[0] if self.transA else input_shape[1]
+            return features * self.nb_kernels + (int(np.prod(self.bias_shape)) if self.bias
+                                                 else 0)
+        return super().count_parameters()
+
+    def _lazy_parameters(self, prefix, state):
+        value = state.get(prefix + "W")
+        if self.W is not None or value is None:
+            return {}
+        features = (value.shape[1] if self.transB else value.shape[0]) if value.ndim == 2 \
+            else None
+        dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float32)
+        pending = {prefix + "W": (self._weight_shape(features), dtype)}
+        if self.bias:
+            pending[prefix + "b"] = (self.bias_shape, dtype)
+        return pending
+
+    def _materialize_from_state(self, prefix, state):
+        value = state.get(prefix + "W")
+        if self.W is None and value is not None:
+            self._build(value.shape[1] if self.transB else value.shape[0], value.dtype, None)
+
+
+class SeparableConv2d(Layer):
+    """SINGA's depthwise separable convolution: a depthwise Conv2d (kernel_size, stride,
+    padding, groups = in_channels: one filter per channel) then a pointwise 1x1 Conv2d to
+    out_channels. Parameters ``depthwise_conv.W`` (C, 1, kh, kw) and ``point_conv.W``
+    (out_channels, C, 1, 1), plus their biases when ``bias`` (False by default, as SINGA).
+
+    ``SeparableConv2d(in_channels, out_channels, kernel_size)`` builds both now; SINGA's lazy
+    ``SeparableConv2d(out_channels, kernel_size)`` builds them on the first call from the
+    input's channels. ``padding`` is what :class:`Conv2d` takes (int, pair, "same", "valid").
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
+                 bias=False):
+        super().__init__()
+        if kernel_size is None:                    # SINGA's (nb_kernels, kernel_size)
+            in_channels, out_channels, kernel_size = None, in_channels, out_channels
+        self.out_channels = _positive_int(out_channels, "out_channels", "SeparableConv2d")
+        self.kernel_size = _positive_pair(kernel_size, "kernel_size", "SeparableConv2d")
+        self.stride = _positive_pair(stride, "stride", "SeparableConv2d")
+        if isinstance(padding, str):
+            if padding.lower() not in ("same", "valid"):
+                raise ValueError(f"SeparableConv2d: padding must be an int, a pair, 'same' or "
+                                 f"'valid', got {padding!r}")
+            self.padding = padding.lower()
+        else:
+            self.padding = pair(padding, "SeparableConv2d", "padding")
+            if min(self.padding) < 0:
+                raise ValueError(f"SeparableConv2d: padding must be non-negative, got "
+                                 f"{padding!r}")
+        self.bias = bool(bias)
+        self.in_channels = None
+        self.depthwise_conv = None
+        self.point_conv = None
+        if in_channels is not None:
+            self._build(_positive_int(in_channels, "in_channels", "SeparableConv2d"), lazy=False)
+
+    def _build(self, in_channels, lazy):
+        """The two convolutions: eager ones hold float32 parameters on the default device now;
+        lazy ones (SINGA's Conv2d(out_channels, kernel_size) form) take their dtype and device
+        from the first input."""
+        self.in_channels = in_channels
+        options = dict(stride=self.stride, padding=self.padding, groups=in_channels,
+                       bias=self.bias)
+        if lazy:
+            self.depthwise_conv = Conv2d(in_channels, self.kernel_size, **options)
+            self.point_conv = Conv2d(self.out_channels, 1, bias=self.bias)
+        else:
+            self.depthwise_conv = Conv2d(in_channels, in_channels, self.kernel_size, **options)
+            self.point_conv = Conv2d(in_channels, self.out_channels, 1, bias=self.bias)
+
+    def extra_repr(self):
+        inputs = "?" if self.in_channels is None else self.in_channels
+        text = f"{inputs}->{self.out_channels}, kernel_size={self.kernel_size}"
+        if self.stride != (1, 1):
+            text += f", stride={self.stride}"
+        if self.padding != (0, 0):
+            text += f", padding={self.padding!r}" if isinstance(self.padding, str) else \
+                f", padding={self.padding}"
+        return text + (", bias=True" if self.bias else "")
+
+    def output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        known = self.in_channels
+        self.check_input(len(shape) == 4 and (known is None or shape[1] == known),
+                         shape_text(("N", "C" if known is None else known, "H", "W")), shape)
+        # The depthwise conv decides the spatial size; a channel-free probe computes it.
+        probe = Conv2d(1, self.kernel_size, stride=self.stride, padding=self.padding)
+        try:
+            spatial = probe.output_shape((shape[0], 1) + shape[2:])[2:]
+        except ValueError as error:
+            raise ValueError(f"{self.describe()}: {str(error).split(': ', 1)[1]}") from None
+        return (shape[0], self.out_channels) + spatial
+
+    def forward(self, x):
+        self.output_shape(x.shape)
+        if self.depthwise_conv is None:
+            self._build(x.shape[1], lazy=True)
+        return self.point_conv(self.depthwise_conv(x))
+
+    def count_parameters(self, input_shape=None):
+        if self.depthwise_conv is None and input_shape is not None:
+            channels = input_shape[1]
+            kh, kw = self.kernel_size
+            biases = channels + self.out_channels if self.bias else 0
+            return channels * kh * kw + self.out_channels * channels + biases
+        return super().count_parameters()
+
+    def _lazy_parameters(self, prefix, state):
+        value = state.get(prefix + "depthwise_conv.W")
+        if self.depthwise_conv is not None or value is None:
+            return {}
+        channels = value.shape[0] if value.ndim == 4 else None
+        dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float32)
+        pending = {prefix + "depthwise_conv.W": ((channels, 1) + self.kernel_size, dtype),
+                   prefix + "point_conv.W": ((self.out_channels, channels, 1, 1), dtype)}
+        if self.bias:
+            pending[prefix + "depthwise_conv.b"] = ((channels,), dtype)
+            pending[prefix + "point_conv.b"] = ((self.out_channels,), dtype)
+        return pending
+
+    def _materialize_from_state(self, prefix, state):
+        value = state.get(prefix + "depthwise_conv.W")
+        if self.depthwise_conv is None and value is not None:
+            self._build(value.shape[0], lazy=True)
+            for name in ("depthwise_conv", "point_conv"):
+                getattr(self, name)._materialize_from_state(f"{prefix}{name}.", state)
+
+
+class Pooling2d(Layer):
+    """SINGA's generic 2-D pooling layer: max (``is_max=True``) or average pooling over
+    kernel_size windows moving by stride (default kernel_size).
+
+    ``padding`` is an int, a (height, width) pair, or SINGA's four values (top, bottom, left,
+    right), each at most half the kernel; SINGA's ``pad_mode`` "SAME_UPPER" / "SAME_LOWER"
+    pads for ceil(size / stride) outputs (the odd pixel after / before) and "VALID" pads
+    nothing. Uneven padding is added explicitly (-inf for max, zeros for average) before a
+    pooling without padding. Average pooling counts padding in the divisor unless
+    ``count_include_pad=False`` (our addition; AvgPool2d's default).
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, is_max=True, pad_mode="NOTSET",
+                 count_include_pad=True):
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = _positive_pair(kernel_size, "kernel_size", name)
+        self.stride = self.kernel_size if stride is None else \
+            _positive_pair(stride, "stride", name)
+        self.is_max = bool(is_max)
+        self.pad_mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
+        if self.pad_mode not in _PAD_MODES:
+            raise ValueError(f"{name}: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
+        if isinstance(padding, (list, tuple)) and len(padding) == 4:
+            top, bottom, left, right = (int(p) for p in padding)
+        else:
+            (top, left) = pair(padding, name, "padding")
+            bottom, right = top, left
+        self.padding = ((top, bottom), (left, right))
+        kh, kw = self.kernel_size
+        if not all(0 <= p <= kh // 2 for p in (top, bottom)) or \
+                not all(0 <= p <= kw // 2 for p in (left, right)):
+            raise ValueError(f"{name}: padding must be between 0 and half the kernel size "
+                             f"{self.kernel_size}, got {padding!r}")
+        self.count_include_pad = bool(count_include_pad)
+
+    def extra_repr(self):
+        text = f"kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.pad_mode != "NOTSET":
+            text += f", pad_mode={self.pad_mode!r}"
+        elif self.padding != ((0, 0), (0, 0)):
+            text += f", padding={self.padding}"
+        return text + ("" if self.is_max else ", is_max=False")
+
+    def _pads(self, size, axis):
+        if self.pad_mode == "VALID":
+            return (0, 0)
+        if self.pad_mode == "NOTSET":
+            return self.padding[axis]
+        return same_pads(size, self.kernel_size[axis], self.stride[axis], 1,
+                         lower=self.pad_mode == "SAME_LOWER")
+
+    def output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        self.check_input(len(shape) == 4, "(N, C, H, W)", shape)
+        out = []
+        for axis in (0, 1):
+            size, kernel = shape[2 + axis], self.kernel_size[axis]
+            if size is None:
+                out.append(None)
+                continue
+            pads = self._pads(size, axis)
+            count = output_size(size, kernel, self.stride[axis], 1, pads)
+            self.check_input(count >= 1, f"(N, C, H, W) with {'HW'[axis]} >= "
+                             f"{kernel - pads[0] - pads[1]}", shape)
+            out.append(count)
+        return (shape[0], shape[1], out[0], out[1])
+
+    def forward(self, x):
+        out_shape = self.output_shape(x.shape)
+        (top, bottom), (left, right) = self._pads(x.shape[2], 0), self._pads(x.shape[3], 1)
+        if top == bottom and left == right:
+            if self.is_max:
+                return pooling_ops.max_pool2d(x, self.kernel_size, self.stride, (top, left))
+            return pooling_ops.avg_pool2d(x, self.kernel_size, self.stride, (top, left),
+                                          count_include_pad=self.count_include_pad)
+        fill = -np.inf if self.is_max else 0.0
+        padded = shape_ops.pad(x, "constant", [0, 0, top, left, 0, 0, bottom, right], fill)
+        if self.is_max:
+            return pooling_ops.max_pool2d(padded, self.kernel_size, self.stride)
+        y = pooling_ops.avg_pool2d(padded, self.kernel_size, self.stride)
+        if self.count_include_pad:
+            return y
+        # The op divided every window by kh * kw; rescale to the pixels inside x.
+        counts = [self._inside_counts(x.shape[2 + a], a, pads, out_shape[2 + a])
+                  for a, pads in ((0, (top, bottom)), (1, (left, right)))]
+        scale = float(np.prod(self.kernel_size)) / np.outer(counts[0], counts[1])
+        return elementwise_ops.mul(y, Tensor(data=scale.astype(x.dtype), device=x.device,
+                                             requires_grad=False))
+
+    def _inside_counts(self, size, axis, pads, count):
+        starts = np.arange(count) * self.stride[axis] - pads[0]
+        return np.minimum(starts + self.kernel_size[axis], size) - np.maximum(starts, 0)
+
+
+class SoftMax(Softmax):
+    """SINGA's spelling of :class:`Softmax`: softmax along ``axis`` (1 by default, as SINGA)."""
