@@ -93,16 +93,17 @@ class Gemm(Layer):
         shape = tuple(input_shape)
         known = "in_features" if self.in_features is None else self.in_features
         expected = shape_text((known, "M") if self.transA else ("M", known))
-        features = shape[0] if self.transA else shape[-1]
-        self.check_input(len(shape) == 2 and (self.in_features is None or
-                                              features == self.in_features), expected, shape)
-        rows = shape[1] if self.transA else shape[0]
+        self.check_input(len(shape) == 2, expected, shape)
+        rows, features = shape[::-1] if self.transA else shape
+        self.check_input(self.in_features is None or features == self.in_features, expected,
+                         shape)
         if rows is not None and self.bias:
             try:
                 np.broadcast_shapes(self.bias_shape, (rows, self.nb_kernels))
             except ValueError:
-                self.check_input(False, f"{expected} whose output ({rows}, {self.nb_kernels}) "
-                                 f"b of shape {self.bias_shape} broadcasts to", shape)
+                raise ValueError(f"{self.describe()}: b of shape {self.bias_shape} does not "
+                                 f"broadcast to the output ({rows}, {self.nb_kernels}) of input "
+                                 f"{shape_text(shape)}") from None
         return (rows, self.nb_kernels)
 
     def forward(self, x):

@@ -86,6 +86,12 @@ def test_gemm_input_checks_name_the_layer():
     layer(Tensor(shape=(2, 4)))
     with pytest.raises(ValueError, match=r"expected input \(M, 4\), got \(2, 5\)"):
         layer(Tensor(shape=(2, 5)))
+    with pytest.raises(ValueError, match=r"expected input \(M, in_features\), got \(\)"):
+        Gemm(3).output_shape(())
+    with pytest.raises(ValueError, match=r"Gemm\(\?->3, transA=False, transB=True\): b of shape "
+                                         r"\(2, 3\) does not broadcast to the output \(5, 3\) "
+                                         r"of input \(5, 4\)"):
+        Gemm(3, bias_shape=(2, 3))(Tensor(shape=(5, 4)))
     with pytest.raises(ValueError, match=r"Gemm: nb_kernels must be a positive int, got 0"):
         Gemm(0)
     with pytest.raises(ValueError, match=r"Gemm: bias_shape \(4,\) does not broadcast"):
