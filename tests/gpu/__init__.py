@@ -29,7 +29,8 @@ def assert_on(device, *tensors):
     for t in tensors:
         array = t.data if isinstance(t, Tensor) else t
         assert type(array) is device.xp.ndarray, f"a {type(array)} where {device} was expected"
-        assert device_of_array(array) is device, f"an array on {device_of_array(array)}, not {device}"
+        where = device_of_array(array)
+        assert where is device, f"an array on {where}, not {device}"
         if isinstance(t, Tensor):
             assert t.device is device, f"a Tensor on {t.device}, not {device}"
 
@@ -76,13 +77,14 @@ def run_on(device, fn, arrays, dtype, wants_grad, seed=0):
 
 def assert_results_match(cpu, gpu, what):
     """Forward values, dtypes and gradients agree within the tolerance of their dtype."""
-    assert gpu.dtypes == cpu.dtypes, f"{what}: dtypes {gpu.dtypes} on the GPU, {cpu.dtypes} on the CPU"
+    assert gpu.dtypes == cpu.dtypes, \
+        f"{what}: dtypes {gpu.dtypes} on the GPU, {cpu.dtypes} on the CPU"
     for index, (c, g, dtype) in enumerate(zip(cpu.outputs, gpu.outputs, cpu.dtypes)):
         assert g.shape == c.shape, f"{what}: output {index} shape {g.shape} != {c.shape}"
         np.testing.assert_allclose(g, c, **TOLERANCES.get(np.dtype(dtype), dict(rtol=0)),
                                    err_msg=f"{what}: output {index} differs")
     assert sorted(gpu.grads) == sorted(cpu.grads), \
-        f"{what}: gradients for inputs {sorted(gpu.grads)} on the GPU, {sorted(cpu.grads)} on the CPU"
+        f"{what}: gradients of inputs {sorted(gpu.grads)} on the GPU, {sorted(cpu.grads)} on CPU"
     for position, c in cpu.grads.items():
         g = gpu.grads[position]
         assert g.dtype == c.dtype and g.shape == c.shape, \

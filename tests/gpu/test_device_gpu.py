@@ -125,7 +125,9 @@ BINARY = {
     "einsum": (lambda a, b: autograd.einsum("ij,jk->ik", a, b), "einsum", (3, 4), (4, 2)),
     "add_bias": (autograd.add_bias, "add_?bias", (3, 4), (4,)),
     "cat": (lambda a, b: autograd.cat([a, b], axis=0), "c(on)?cat", (3, 4), (2, 4)),
-    "where": (lambda a, b: autograd.where(np.ones((3, 4), bool), a, b), "where", (3, 4), (3, 4)),
+    # keywords: the same call whichever argument order where() has (NumPy's or SINGA's)
+    "where": (lambda a, b: autograd.where(condition=np.ones((3, 4), bool), x=a, y=b), "where",
+              (3, 4), (3, 4)),
     "mse_loss": (autograd.mse_loss, "mse_?loss", (3, 4), (3, 4)),
     "prelu": (autograd.prelu, "prelu", (3, 4), (4,)),
 }

@@ -228,7 +228,8 @@ def test_gather_split_where_on_gpu():
     compare_devices(split_and_join, [x], what="split")
     compare_devices(lambda x: autograd.split(x, 0, 3), [x], what="split outputs")
     y = rng.uniform(-1, 1, (5, 1))
-    compare_devices(lambda x, y: autograd.where(x.data > 0, x, y), [x, y], what="where")
+    compare_devices(lambda x, y: autograd.where(condition=x.data > 0, x=x, y=y), [x, y],
+                    what="where")
 
 
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
