@@ -152,30 +152,17 @@ def _count_consumers(root):
     return op_consumers, tensor_consumers
 
 
-def _check_gradient(op, index, gradient, shape, dtype):
-    try:
-        wrong_shape = gradient.shape != shape
-    except AttributeError:       # a Python number or list: say so instead of an AttributeError
-        raise RuntimeError(
-            f"{type(op).__name__}.backward returned a {type(gradient).__name__} for input "
-            f"{index}; expected an array of shape {shape} (or None)") from None
-    if wrong_shape:
-        raise RuntimeError(
-            f"{type(op).__name__}.backward returned a gradient of shape {gradient.shape} for "
-            f"input {index}, whose shape is {shape}")
-    if gradient.dtype != dtype:
-        raise RuntimeError(
-            f"{type(op).__name__}.backward returned a {gradient.dtype} gradient for input "
-            f"{index}, which is {dtype}")
-
-
-def _add(total, gradient):
-    # Never `total += gradient`: `total` may be an array a backward returned, shared elsewhere.
-    if total is None:
-        return gradient
-    if gradient is None:
-        return total
-    return total + gradient
+def _gradient_error(op, index, gradient, shape, dtype):
+    """The RuntimeError for a gradient that does not fit its input (the walk's slow path)."""
+    name = type(op).__name__
+    if not hasattr(gradient, "shape"):    # a Python number or list: say so plainly
+        return RuntimeError(f"{name}.backward returned a {type(gradient).__name__} for input "
+                            f"{index}; expected an array of shape {shape} (or None)")
+    if gradient.shape != shape:
+        return RuntimeError(f"{name}.backward returned a gradient of shape {gradient.shape} "
+                            f"for input {index}, whose shape is {shape}")
+    return RuntimeError(f"{name}.backward returned a {gradient.dtype} gradient for input "
+                        f"{index}, which is {dtype}")
 
 
 def backward(y, dy=None, retain_graph=False):
@@ -187,6 +174,9 @@ def backward(y, dy=None, retain_graph=False):
     backward. ``grad`` is a Tensor on the parameter's device. Treat ``grad.data`` as read-only
     (compute new arrays from it, as the optimizers do): it may be the very array yielded for
     another parameter, or one the walk still passes on to other operations.
+
+    Misuse (a y no op recorded, a freed graph, a missing or wrong dy) raises here, at the call,
+    before anything is yielded.
 
     >>> import numpy as np, autograd
     >>> w = autograd.Tensor(data=[1.0, 2.0], stores_grad=True)
@@ -200,25 +190,34 @@ def backward(y, dy=None, retain_graph=False):
             "computed under no_grad / with autograd.training off, or from inputs that need no "
             "gradient)")
     dy = _initial_gradient(y, dy)
+    op_consumers, tensor_consumers = _count_consumers(root)
+    return _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph)
+
+
+def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
+    """The generator behind :func:`backward`. It runs once per op of every training step, so
+    the helpers it would call are written out inline."""
     wrap = type(y).from_gradient
     if y.stores_grad:
         yield y, wrap(dy, y.device)
-    op_consumers, tensor_consumers = _count_consumers(root)
-    output_grads = {root: _empty_slots(root)}
-    output_grads[root][y.output_index] = dy
+    slots = [None] * len(root.output_shapes) if root.output_shapes else [None]
+    slots[y.output_index] = dy
+    output_grads = {root: slots}
     tensor_grads = {}
     debug = config.debug
     ready = [root]
+    del dy, slots
     while ready:
         op = ready.pop()
         grads = output_grads.pop(op)
-        slots = None        # may be `grads` itself: `del grads` below must free those arrays
         edges = op.input_edges
-        if all(g is None for g in grads):
-            input_grads = (None,) * len(edges)    # nothing flows in: nothing flows out
+        if len(grads) == 1:
+            flowing = grads[0] is not None
         else:
-            if len(grads) > 1 and any(g is None for g in grads):
+            flowing = any(g is not None for g in grads)
+            if flowing and any(g is None for g in grads):
                 grads = _fill_missing(op, grads)
+        if flowing:
             input_grads = op.backward(*grads)
             if type(input_grads) is not tuple:
                 input_grads = tuple(input_grads) if type(input_grads) is list else (input_grads,)
@@ -228,25 +227,36 @@ def backward(y, dy=None, retain_graph=False):
                     f"{len(edges)} input(s)")
             if debug:
                 check_finite(op, input_grads, "backward")
+        else:
+            input_grads = (None,) * len(edges)    # nothing flows in: nothing flows out
         if not retain_graph:
             op.saved = ()
             op.input_edges = None
         del grads
-        for index, (edge, gradient) in enumerate(zip(edges, input_grads)):
+        index = -1
+        for edge, gradient in zip(edges, input_grads):
+            index += 1
             if edge is None:
                 continue
             source, output_index, tensor, shape, dtype = edge
             if gradient is not None:
-                _check_gradient(op, index, gradient, shape, dtype)
+                try:
+                    fits = gradient.shape == shape and gradient.dtype == dtype
+                except AttributeError:
+                    fits = False
+                if not fits:
+                    raise _gradient_error(op, index, gradient, shape, dtype)
             if tensor is not None:
-                gradient = _add(tensor_grads.get(tensor), gradient)
+                # Never `total += gradient`: either may be an array shared with another input.
+                total = tensor_grads.pop(tensor, None)
+                if total is not None:
+                    gradient = total if gradient is None else total + gradient
                 remaining = tensor_consumers[tensor] - 1
                 if remaining:
                     tensor_consumers[tensor] = remaining
                     tensor_grads[tensor] = gradient
                     continue
                 del tensor_consumers[tensor]
-                tensor_grads.pop(tensor, None)
                 if gradient is None:
                     gradient = get_array_module(tensor.data).zeros(shape, dtype)
                 yield tensor, wrap(gradient, tensor.device)
@@ -254,17 +264,21 @@ def backward(y, dy=None, retain_graph=False):
                 continue
             slots = output_grads.get(source)
             if slots is None:
-                slots = output_grads[source] = _empty_slots(source)
-            slots[output_index] = _add(slots[output_index], gradient)
+                slots = [None] * len(source.output_shapes) if source.output_shapes else [None]
+                output_grads[source] = slots
+                slots[output_index] = gradient
+            else:
+                total = slots[output_index]
+                if total is not None and gradient is not None:
+                    slots[output_index] = total + gradient
+                elif gradient is not None:
+                    slots[output_index] = gradient
             remaining = op_consumers[source] - 1
             op_consumers[source] = remaining
             if not remaining:
                 ready.append(source)
+            slots = total = None      # a paused walk must not keep consumed gradients alive
         del input_grads, gradient
-
-
-def _empty_slots(op):
-    return [None] * len(op.output_shapes) if op.output_shapes else [None]
 
 
 def _fill_missing(op, grads):

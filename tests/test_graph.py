@@ -488,3 +488,15 @@ def test_default_device_is_the_cpu_and_must_be_a_device():
     with pytest.raises(TypeError, match="Device.*str"):
         Tensor(shape=(2,), device="cpu")
     assert autograd.device.get_default_device() is autograd.device.cpu()
+
+
+def test_misuse_raises_at_the_call_not_at_the_first_iteration():
+    leaf = Tensor(data=[1.0], stores_grad=True)
+    with pytest.raises(RuntimeError, match="not produced by a recorded operation"):
+        autograd.backward(leaf)                      # no next(): the call itself raises
+    y = leaf * 2.0
+    with pytest.raises(RuntimeError, match="non-scalar|dy"):
+        autograd.backward(Tensor(data=[1.0, 2.0], stores_grad=True) * 2.0)
+    list(autograd.backward(y))
+    with pytest.raises(RuntimeError, match="already freed"):
+        autograd.backward(y)

@@ -60,8 +60,15 @@ class Operation:
             self.saved = arrays
 
     def __call__(self, *inputs):
+        # The hot path of every op: plain loops, because a comprehension costs a function call.
+        record = config.training and thread_state.grad_enabled
+        arrays = []
+        needs = []
         try:
-            arrays = [t.data for t in inputs]
+            for t in inputs:
+                arrays.append(t.data)
+                needs.append(record and t.requires_grad and
+                             (t.stores_grad or t.creator is not None))
             first = inputs[0]
             device = first.device
             make = type(first).from_operation
@@ -70,32 +77,43 @@ class Operation:
         except (AttributeError, IndexError):
             raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
                             f"({', '.join(type(t).__name__ for t in inputs)})") from None
-        record = config.training and thread_state.grad_enabled
-        if record:
-            needs = tuple([t.requires_grad and (t.stores_grad or t.creator is not None)
-                           for t in inputs])
-            record = True in needs
+        record = record and True in needs
         self.recording = record
         if record:
-            self.needs_input_grad = needs
+            self.needs_input_grad = tuple(needs)
         if config.debug:
             self.created_at = _user_line()
         outputs = self.forward(*arrays)
-        multiple = type(outputs) is tuple
+        if type(outputs) is tuple:
+            return self._wrap_outputs(outputs, inputs, arrays, needs, device, make, record)
         if config.debug:
-            check_finite(self, outputs if multiple else (outputs,), "forward")
+            check_finite(self, (outputs,), "forward")
         if not record:
-            if multiple:
-                return tuple([make(o, device, None, 0) for o in outputs])
             return make(outputs, device, None, 0)
-        self.input_edges = [
-            (t.creator, t.output_index, t if t.stores_grad else None, a.shape, a.dtype)
-            if need else None
-            for t, a, need in zip(inputs, arrays, needs)]
-        if multiple:
-            self.output_shapes = [(o.shape, o.dtype) for o in outputs]
-            return tuple([make(o, device, self, i) for i, o in enumerate(outputs)])
+        self.input_edges = _edges(inputs, arrays, needs)
         return make(outputs, device, self, 0)
+
+    def _wrap_outputs(self, outputs, inputs, arrays, needs, device, make, record):
+        """Several outputs: each becomes a Tensor whose output_index says which it is."""
+        if config.debug:
+            check_finite(self, outputs, "forward")
+        if not record:
+            return tuple([make(o, device, None, 0) for o in outputs])
+        self.input_edges = _edges(inputs, arrays, needs)
+        self.output_shapes = [(o.shape, o.dtype) for o in outputs]
+        return tuple([make(o, device, self, i) for i, o in enumerate(outputs)])
+
+
+def _edges(inputs, arrays, needs):
+    """One graph edge per input (see autograd.graph): None where no gradient is needed."""
+    edges = []
+    for t, a, need in zip(inputs, arrays, needs):
+        if need:
+            edges.append((t.creator, t.output_index, t if t.stores_grad else None,
+                          a.shape, a.dtype))
+        else:
+            edges.append(None)
+    return edges
 
 
 def _check_compatible(op, inputs, arrays):

@@ -173,14 +173,14 @@ class Where(Operation):
                 else None)
 
 
-def where(condition, x, y):
-    """Elements of x where ``condition`` holds, else of y (NumPy's and PyTorch's order; SINGA
-    spells it ``where(x, y, condition)``). ``condition`` is a bool or 0/1 array or Tensor;
-    x and y are Tensors or scalars; all three broadcast. The gradient goes to x where the
-    condition holds and to y elsewhere.
+def where(x, y, condition):
+    """Elements of x where ``condition`` holds, else of y. The order is SINGA's; NumPy and
+    PyTorch put the condition first (``np.where(condition, x, y)``). ``condition`` is a bool
+    or 0/1 array or Tensor; x and y are Tensors or scalars; all three broadcast. The gradient
+    goes to x where the condition holds and to y elsewhere.
 
     >>> from autograd import Tensor
-    >>> where([True, False], Tensor(data=[1.0, 2.0]), 0.0).to_numpy()
+    >>> where(Tensor(data=[1.0, 2.0]), 0.0, [True, False]).to_numpy()
     array([1., 0.], dtype=float32)
     """
     if not hasattr(x, "creator") and not hasattr(y, "creator"):

@@ -53,14 +53,15 @@ CASES = [_getitem_case(name, index) for name, index in GETITEM_INDICES.items()] 
            shape=BOX, name="gather_scalar_index"),
     OpCase(lambda x, i: autograd.gather(x, 1, i), lambda x, i: np.take(x, i, axis=1),
            [floats(), integers(0, 4, shape=(2, 3))], shape=BOX, name="gather_int_tensor"),
-    OpCase(autograd.where, np.where, [integers(0, 2), floats(), floats(broadcast=True)],
+    OpCase(lambda c, x, y: autograd.where(x, y, c), np.where,
+           [integers(0, 2), floats(), floats(broadcast=True)],
            name="where"),
-    OpCase(lambda c, x, y: autograd.where(c, x, y), np.where,
+    OpCase(lambda c, x, y: autograd.where(x, y, c), np.where,
            [integers(0, 2, shape=(2, 1, 1)), floats(shape=(3, 1)), floats(shape=(4,))],
            name="where_all_broadcast"),
-    OpCase(lambda x: autograd.where(x.data > 0, x, 0.5), lambda x: np.where(x > 0, x, 0.5),
+    OpCase(lambda x: autograd.where(x, 0.5, x.data > 0), lambda x: np.where(x > 0, x, 0.5),
            [floats(avoid=[0.0])], name="where_scalar_y"),
-    OpCase(lambda y: autograd.where(y.data > 0, -1, y), lambda y: np.where(y > 0, -1, y),
+    OpCase(lambda y: autograd.where(-1, y, y.data > 0), lambda y: np.where(y > 0, -1, y),
            [floats(avoid=[0.0])], name="where_scalar_x"),
 ]
 
@@ -98,7 +99,7 @@ def test_gather_along_a_middle_axis_accumulates():
 def test_where_splits_the_gradient_between_x_and_y():
     x = Tensor(data=[1.0, 2.0, 3.0], stores_grad=True)
     y = Tensor(data=[[10.0], [20.0]], stores_grad=True)
-    out = autograd.where(np.array([1, 0, 1]), x, y)
+    out = autograd.where(x, y, np.array([1, 0, 1]))
     assert out.shape == (2, 3)
     g = autograd.gradients(out, np.arange(6, dtype=np.float32).reshape(2, 3))
     np.testing.assert_array_equal(g[x].to_numpy(), [3.0, 0.0, 7.0])
@@ -106,7 +107,7 @@ def test_where_splits_the_gradient_between_x_and_y():
 
 
 def test_where_takes_a_float_zero_one_condition_and_keeps_float32():
-    out = autograd.where(Tensor(data=[0.0, 1.0]), Tensor(data=[1.0, 2.0]), 7)
+    out = autograd.where(Tensor(data=[1.0, 2.0]), 7, Tensor(data=[0.0, 1.0]))
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out.to_numpy(), [7.0, 2.0])
 
@@ -138,12 +139,12 @@ def test_getitem_int_gives_a_zero_d_tensor_whose_gradient_flows():
      r"gather: index 3 is out of range for axis 1 of length 3 \(shape \(2, 3\)\)"),
     (lambda x: autograd.gather(x, 0, [-3]), IndexError, r"gather: index -3 is out of range"),
     (lambda x: autograd.gather(x, 0, [0.0]), TypeError, r"gather: indices must be integers"),
-    (lambda x: autograd.where([True, False], x, 1.0), ValueError,
+    (lambda x: autograd.where(x, 1.0, [True, False]), ValueError,
      r"where: cannot broadcast condition \(2,\), x \(2, 3\) and y \(\)"),
-    (lambda x: autograd.where(True, x, Tensor(shape=(4,))), ValueError,
+    (lambda x: autograd.where(x, Tensor(shape=(4,)), True), ValueError,
      r"where: cannot broadcast shapes \(2, 3\) and \(4,\)"),
-    (lambda x: autograd.where(True, 1.0, 2.0), TypeError, r"where: x or y must be a Tensor"),
-    (lambda x: autograd.where(True, x, Tensor(shape=(3,), dtype=np.float64)), TypeError,
+    (lambda x: autograd.where(1.0, 2.0, True), TypeError, r"where: x or y must be a Tensor"),
+    (lambda x: autograd.where(x, Tensor(shape=(3,), dtype=np.float64), True), TypeError,
      r"Where: cannot mix float32 and float64"),
 ])
 def test_bad_arguments_raise_clear_errors(call, error, message):
