@@ -197,12 +197,13 @@ def test_embedding_layer_with_gpu_ids(gpu):
     np.testing.assert_array_equal(grad[:, 0], [1, 0, 1, 0, 2])       # repeated id: twice
 
 
-@pytest.mark.xfail(strict=True, reason="Embedding.forward calls np.asarray(ids), which CuPy "
-                   "refuses for a CuPy array (audit: layers/linear.py Embedding.forward)")
-def test_embedding_layer_with_raw_cupy_ids(gpu):
+def test_embedding_layer_with_raw_cupy_ids_and_host_lists(gpu):
     layer = autograd.Embedding(5, 3).to_device(gpu)
-    out = layer(gpu.xp.asarray(np.array([1, 1, 3])))
-    assert_on(gpu, out)
+    table = layer.W.to_numpy()
+    for ids in (gpu.xp.asarray(np.array([1, 1, 3])), [1, 1, 3]):
+        out = layer(ids)
+        assert_on(gpu, out)
+        np.testing.assert_array_equal(out.to_numpy(), table[[1, 1, 3]])
 
 
 def test_dropout_layer_trains_and_evaluates_on_the_gpu(gpu):
