@@ -14,9 +14,14 @@ exactly like the named functions.
 import numpy as np
 
 from .device import Device, cpu, get_default_device, device_of_array, move_array
-from .operations import elementwise, linalg, reduction, unary, shape as shape_ops
+from .operations import (elementwise, linalg, reduction, unary, comparison, indexing,
+                         shape as shape_ops)
 
-__all__ = ["Tensor", "from_numpy", "to_numpy"]
+__all__ = ["Tensor", "from_numpy", "to_numpy", "zeros", "ones", "zeros_like", "ones_like",
+           "random", "repeat", "concatenate", "einsum", "tensordot",
+           "float32", "float64", "int32", "int64"]
+
+float32, float64, int32, int64 = np.float32, np.float64, np.int32, np.int64   # SINGA's names
 
 
 class Tensor:
@@ -263,6 +268,84 @@ class Tensor:
         """Mean over ``axis`` (all by default), recorded."""
         return reduction.mean(self, axis=axis, keepdims=keepdims)
 
+    def repeat(self, repeats, axis=None):
+        """Each element repeated ``repeats`` times along ``axis`` (flattened when None), as
+        ``np.repeat``; recorded (gradients of the copies are summed)."""
+        return repeat(self, repeats, axis)
+
+    # ------------------------------------------------------------ comparisons (not recorded)
+    # `==` stays identity so that Tensors can be dict keys and list members: use eq().
+    def lt(self, other):
+        """1.0 where self < other, else 0.0 (a float Tensor outside the graph)."""
+        return comparison.less(self, other)
+
+    def le(self, other):
+        """1.0 where self <= other, else 0.0."""
+        return comparison.less_equal(self, other)
+
+    def gt(self, other):
+        """1.0 where self > other, else 0.0."""
+        return comparison.greater(self, other)
+
+    def ge(self, other):
+        """1.0 where self >= other, else 0.0."""
+        return comparison.greater_equal(self, other)
+
+    def eq(self, other):
+        """1.0 where self == other, else 0.0 (the ``==`` operator compares identity)."""
+        return comparison.equal(self, other)
+
+    def ne(self, other):
+        """1.0 where self != other, else 0.0."""
+        return comparison.not_equal(self, other)
+
+    __lt__, __le__, __gt__, __ge__ = lt, le, gt, ge
+
+    # ------------------------------------------------------------ in place, not recorded
+    def _in_place(self, other, update, symbol):
+        """SINGA's in-place arithmetic: changes ``data`` and records nothing. A tensor that a
+        recorded operation produced is refused, since changing it would silently corrupt the
+        gradients of its graph."""
+        if self.creator is not None:
+            raise RuntimeError(
+                f"Tensor {symbol}: in-place arithmetic on a tensor produced by a recorded "
+                f"{type(self.creator).__name__} would corrupt its gradients; write "
+                f"y = y {symbol[0]} x instead")
+        value = other.data if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor) and other.device is not self.device:
+            raise TypeError(f"Tensor {symbol}: other is on {other.device}, self on "
+                            f"{self.device}")
+        update(self.data, value)
+        return self
+
+    def __iadd__(self, other):
+        return self._in_place(other, lambda a, b: a.__iadd__(b), "+=")
+
+    def __isub__(self, other):
+        return self._in_place(other, lambda a, b: a.__isub__(b), "-=")
+
+    def __imul__(self, other):
+        return self._in_place(other, lambda a, b: a.__imul__(b), "*=")
+
+    def __itruediv__(self, other):
+        return self._in_place(other, lambda a, b: a.__itruediv__(b), "/=")
+
+    def copy_data(self, other):
+        """Copy ``other``'s values into this tensor's array in place (shapes must match)."""
+        value = other.data if isinstance(other, Tensor) else other
+        if tuple(value.shape) != self.shape:
+            raise ValueError(f"copy_data: expected shape {self.shape}, got {tuple(value.shape)}")
+        self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
+        return self
+
+    def bernoulli(self, p):
+        """Fill with 1.0 with probability ``p`` and 0.0 otherwise, in place; returns self."""
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"bernoulli: p must lie in [0, 1], got {p}")
+        draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
+        self.data[...] = draws < p
+        return self
+
 
 def from_numpy(array):
     """A Tensor holding a copy of a NumPy array, dtype kept (SINGA's ``tensor.from_numpy``)."""
@@ -272,3 +355,51 @@ def from_numpy(array):
 def to_numpy(tensor):
     """The data of ``tensor`` as a NumPy array (SINGA's ``tensor.to_numpy``)."""
     return tensor.to_numpy()
+
+
+def zeros(shape, device=None, dtype=np.float32):
+    """A new Tensor of zeros."""
+    return Tensor(shape=shape, device=device, dtype=dtype)
+
+
+def ones(shape, device=None, dtype=np.float32):
+    """A new Tensor of ones."""
+    return Tensor(shape=shape, device=device, dtype=dtype).set_value(1)
+
+
+def zeros_like(t):
+    """Zeros with ``t``'s shape, dtype and device."""
+    return zeros(t.shape, t.device, t.dtype)
+
+
+def ones_like(t):
+    """Ones with ``t``'s shape, dtype and device."""
+    return ones(t.shape, t.device, t.dtype)
+
+
+def random(shape, device=None):
+    """A new float32 Tensor of samples from U[0, 1) (SINGA's ``tensor.random``)."""
+    return Tensor(shape=shape, device=device).uniform(0.0, 1.0)
+
+
+def repeat(t, repeats, axis=None):
+    """Each element of ``t`` repeated ``repeats`` times (an int, or one count per element)
+    along ``axis`` (the flattened tensor when None), as ``np.repeat``; recorded.
+
+    >>> repeat(Tensor(data=[1.0, 2.0]), 2).to_numpy()
+    array([1., 1., 2., 2.], dtype=float32)
+    """
+    if axis is None:
+        t, axis = shape_ops.reshape(t, (-1,)), 0
+    length = t.shape[axis]
+    index = np.repeat(np.arange(length), repeats)
+    return indexing.gather(t, axis, index)
+
+
+def concatenate(tensors, axis=0):
+    """The tensors joined along ``axis`` (``cat``; recorded)."""
+    return shape_ops.cat(tensors, axis)
+
+
+einsum = linalg.einsum
+tensordot = linalg.tensordot

@@ -1,0 +1,99 @@
+"""SINGA's tensor-module functions and Tensor methods (issue 7 item 4)."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import autograd
+from autograd import Tensor, tensor
+
+
+def test_zeros_ones_likes_and_random():
+    assert np.array_equal(tensor.zeros((2, 3)).to_numpy(), np.zeros((2, 3), np.float32))
+    ones = tensor.ones((2, 3), dtype=tensor.float64)
+    assert ones.dtype == np.float64 and ones.to_numpy().sum() == 6
+    like = tensor.ones_like(Tensor(shape=(4,), dtype=np.int32))
+    assert like.dtype == np.int32 and like.to_numpy().tolist() == [1, 1, 1, 1]
+    assert tensor.zeros_like(ones).dtype == np.float64
+    autograd.manual_seed(3)
+    r = tensor.random((20000,)).to_numpy()
+    autograd.manual_seed(3)
+    assert r.dtype == np.float32 and 0 <= r.min() and r.max() < 1
+    np.testing.assert_array_equal(r, tensor.random((20000,)).to_numpy())
+    assert abs(r.mean() - 0.5) < 0.01 and abs(r.var() - 1 / 12) < 0.005
+
+
+@given(x=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
+                    elements=st.floats(-2, 2)),
+       repeats=st.integers(1, 3), data=st.data())
+def test_repeat_matches_numpy_and_gradchecks(x, repeats, data):
+    axis = data.draw(st.sampled_from([None] + list(range(x.ndim))))
+    out = tensor.repeat(Tensor(data=x), repeats, axis)
+    np.testing.assert_array_equal(out.to_numpy(), np.repeat(x, repeats, axis))
+    assert autograd.gradcheck(lambda t: t.repeat(repeats, axis), [Tensor(data=x)])
+
+
+def test_repeat_with_per_element_counts_sums_the_copies_gradients():
+    x = Tensor(data=[1.0, 2.0, 3.0], stores_grad=True)
+    grads = autograd.gradients(autograd.sum(x.repeat([0, 2, 3]) * 2.0))
+    np.testing.assert_array_equal(grads[x].to_numpy(), [0.0, 4.0, 6.0])
+
+
+def test_concatenate_einsum_tensordot_are_the_recorded_ops():
+    a = Tensor(data=np.ones((2, 3)), stores_grad=True)
+    joined = tensor.concatenate([a, a], axis=0)
+    assert joined.shape == (4, 3) and joined.creator is not None
+    np.testing.assert_allclose(tensor.einsum("ij->j", a).to_numpy(), [2.0, 2.0, 2.0])
+    assert tensor.tensordot(a, a, ([0, 1], [0, 1])).to_numpy() == 6.0
+
+
+def test_comparison_methods_and_operators():
+    x = Tensor(data=[1.0, 2.0, 3.0])
+    for result, expected in [(x < 2, [1, 0, 0]), (x <= 2, [1, 1, 0]), (x > 2, [0, 0, 1]),
+                             (x >= 2, [0, 1, 1]), (x.eq(2), [0, 1, 0]), (x.ne(2), [1, 0, 1]),
+                             (x.lt(Tensor(data=[3.0, 2.0, 1.0])), [1, 0, 0])]:
+        np.testing.assert_array_equal(result.to_numpy(), expected)
+        assert result.dtype == np.float32 and result.creator is None
+    assert (x == x) is True and (x == Tensor(data=[1.0, 2.0, 3.0])) is False   # identity
+
+
+def test_in_place_operators_change_data_and_record_nothing():
+    w = Tensor(data=[1.0, 2.0], stores_grad=True)
+    array = w.data
+    w -= Tensor(data=[0.5, 0.5])
+    w *= 2
+    w += np.array([1.0, 1.0], np.float32)
+    w /= 2.0
+    assert w.data is array and w.creator is None and w.dtype == np.float32
+    np.testing.assert_array_equal(w.to_numpy(), [1.0, 2.0])
+
+
+def test_in_place_on_a_recorded_result_is_refused():
+    y = Tensor(data=[1.0], stores_grad=True) * 3.0
+    before = y.to_numpy().copy()
+    with pytest.raises(RuntimeError, match=r"in-place arithmetic .* MulScalar"):
+        y += 1.0
+    np.testing.assert_array_equal(y.to_numpy(), before)
+
+
+def test_copy_data_and_bernoulli():
+    t = Tensor(shape=(2, 2))
+    source = Tensor(data=[[1.0, 2.0], [3.0, 4.0]])
+    assert t.copy_data(source) is t and t.data is not source.data
+    np.testing.assert_array_equal(t.to_numpy(), source.to_numpy())
+    with pytest.raises(ValueError, match=r"copy_data: expected shape \(2, 2\), got \(3,\)"):
+        t.copy_data(Tensor(shape=(3,)))
+    draws = Tensor(shape=(50000,)).bernoulli(0.3).to_numpy()
+    assert set(np.unique(draws)) <= {0.0, 1.0} and abs(draws.mean() - 0.3) < 0.01
+    with pytest.raises(ValueError, match="bernoulli"):
+        Tensor(shape=(2,)).bernoulli(1.5)
+
+
+def test_int32_tensors_for_indices_and_labels():
+    labels = Tensor(data=np.array([0, 2, 1], np.int32))
+    assert labels.dtype == np.int32 and not labels.requires_grad
+    logits = Tensor(data=np.eye(3, dtype=np.float32) * 5, stores_grad=True)
+    loss = autograd.softmax_cross_entropy(logits, labels)
+    assert np.isfinite(loss.item())
+    picked = autograd.gather(logits, 1, labels)
+    assert picked.shape == (3, 3)
