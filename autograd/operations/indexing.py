@@ -16,7 +16,7 @@ from .base import Operation
 from .elementwise import _operands
 from .utils import unbroadcast
 
-__all__ = ["getitem", "gather", "where"]
+__all__ = ["getitem", "gather", "where", "scatter_elements"]
 
 
 def _scatter_add(target, index, values):
@@ -201,3 +201,65 @@ def where(x, y, condition):
         raise ValueError(f"where: cannot broadcast condition {tuple(condition.shape)}, "
                          f"x {tuple(x.shape)} and y {tuple(y.shape)}") from None
     return Where(condition)(x, y)
+
+
+class ScatterElements(Operation):
+    """y = x with y[..., indices[i], ...] = updates[i] along ``axis`` (ONNX ScatterElements).
+    dx = dy with the written positions zeroed, dupdates = dy at those positions"""
+
+    def __init__(self, index):
+        self.index = index      # a full advanced index: `axis` from indices, others positional
+
+    def forward(self, x, updates):
+        y = x.copy()
+        y[self.index] = updates
+        return y
+
+    def backward(self, dy):
+        need_x, need_updates = self.needs_input_grad
+        dx = None
+        if need_x:
+            dx = dy.copy()
+            dx[self.index] = 0
+        return dx, (dy[self.index] if need_updates else None)
+
+
+def scatter_elements(x, indices, updates, axis=0):
+    """A copy of x with ``updates`` written at ``indices`` along ``axis``: for a 2-D x and
+    axis 0, ``y[indices[i][j]][j] = updates[i][j]`` (ONNX ScatterElements, SINGA's signature).
+    ``indices`` (ints, negative counted from the end) and ``updates`` have the same shape, of
+    x's rank; indices that repeat within a column write one of their values (ONNX leaves the
+    order undefined), so keep them distinct where gradients matter.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> scatter_elements(Tensor(shape=(2, 3)), np.array([[1, 0, 1]]),
+    ...                  Tensor(data=[[5.0, 6.0, 7.0]])).to_numpy()
+    array([[0., 6., 0.],
+           [5., 0., 7.]], dtype=float32)
+    """
+    xp = x.device.xp
+    indices = indices.data if hasattr(indices, "creator") else xp.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"scatter_elements: indices must be integers, got {indices.dtype}")
+    if indices.ndim != x.ndim or tuple(indices.shape) != tuple(updates.shape):
+        raise ValueError(f"scatter_elements: indices {tuple(indices.shape)} and updates "
+                         f"{tuple(updates.shape)} must have one shape, of x's rank "
+                         f"({x.ndim}, x is {x.shape})")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"scatter_elements: axis {axis} is out of range for shape {x.shape}")
+    axis %= x.ndim
+    if any(i > n for i, n in zip(indices.shape, x.shape)):
+        raise ValueError(f"scatter_elements: indices {tuple(indices.shape)} are larger than "
+                         f"x {x.shape}")
+    size = x.shape[axis]
+    if indices.size and (int(indices.min()) < -size or int(indices.max()) >= size):
+        raise ValueError(f"scatter_elements: indices must lie in [{-size}, {size}) along "
+                         f"axis {axis}, got values from {int(indices.min())} to "
+                         f"{int(indices.max())}")
+    positions = list(xp.indices(indices.shape, sparse=True))
+    positions[axis] = indices % size
+    if not hasattr(updates, "creator"):
+        raise TypeError(f"scatter_elements: updates must be a Tensor, got "
+                        f"{type(updates).__name__}")
+    return ScatterElements(tuple(positions))(x, updates)

@@ -150,3 +150,44 @@ def test_getitem_int_gives_a_zero_d_tensor_whose_gradient_flows():
 def test_bad_arguments_raise_clear_errors(call, error, message):
     with pytest.raises(error, match=message):
         call(Tensor(shape=(2, 3)))
+
+
+def _scatter_reference(x, indices, updates, axis):
+    """ONNX's definition, one element at a time."""
+    y = x.copy()
+    for position in np.ndindex(*indices.shape):
+        target = list(position)
+        target[axis] = indices[position]
+        y[tuple(target)] = updates[position]
+    return y
+
+
+@given(data=st.data())
+def test_scatter_elements_against_the_onnx_loop(data):
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
+    index_shape = tuple(rng.integers(1, n + 1) for n in shape)
+    # distinct targets per line along the axis, so the scatter (and its gradient) is defined
+    size = shape[axis]
+    count = index_shape[axis]
+    lines = np.moveaxis(np.zeros(index_shape, np.int64), axis, -1)
+    for line in np.ndindex(*lines.shape[:-1]):
+        lines[line] = rng.permutation(size)[:count] - rng.integers(0, 2) * size   # negatives too
+    indices = np.moveaxis(lines, -1, axis)
+    x, updates = rng.standard_normal(shape), rng.standard_normal(index_shape)
+    out = autograd.scatter_elements(Tensor(data=x), indices, Tensor(data=updates), axis)
+    np.testing.assert_array_equal(out.to_numpy(), _scatter_reference(x, indices % size, updates,
+                                                                     axis % len(shape)))
+    assert autograd.gradcheck(lambda a, u: autograd.scatter_elements(a, indices, u, axis),
+                              [Tensor(data=x), Tensor(data=updates)])
+
+
+def test_scatter_elements_errors_name_the_problem():
+    x = Tensor(shape=(2, 3))
+    with pytest.raises(ValueError, match=r"indices must lie in \[-2, 2\)"):
+        autograd.scatter_elements(x, np.array([[2, 0, 0]]), Tensor(shape=(1, 3)))
+    with pytest.raises(ValueError, match="must have one shape"):
+        autograd.scatter_elements(x, np.array([[0, 1]]), Tensor(shape=(1, 3)))
+    with pytest.raises(TypeError, match="indices must be integers"):
+        autograd.scatter_elements(x, np.array([[0.0, 1.0, 0.0]]), Tensor(shape=(1, 3)))
