@@ -48,14 +48,15 @@ def _im2col(x, kernel, pad):
 
 def conv2d(x, weight, bias, pad):
     """Stride-1 convolution of x (N, C, H, W) with weight (O, C, k, k), 'same' padding.
-    Returns y (N, O, H, W) (a transposed view of the GEMM result) and the columns."""
+    Returns y (N, O, H, W), contiguous, and the columns."""
     n, _, h, w = x.shape
     out_channels = weight.shape[0]
     columns = _im2col(x, weight.shape[2], pad)
     y = columns @ weight.reshape(out_channels, -1).T            # (N*H*W, O)
     if bias is not None:
         y += bias
-    return y.reshape(n, h, w, out_channels).transpose(0, 3, 1, 2), columns
+    # Back to contiguous NCHW: the layers after it (batch norm, pooling) stream over it.
+    return np.ascontiguousarray(y.reshape(n, h, w, out_channels).transpose(0, 3, 1, 2)), columns
 
 
 def conv2d_backward(dy, x_shape, columns, weight, pad, need_dx, need_dbias=True):
