@@ -21,11 +21,13 @@ from .operations.comparison import *         # noqa: F401,F403
 from .operations.conversion import *         # noqa: F401,F403
 from .operations.resample import *           # noqa: F401,F403
 from .operations.activation import *         # noqa: F401,F403
+from .operations.softmax import *            # noqa: F401,F403
 from .operations.linalg import *             # noqa: F401,F403
 from .operations.reduction import *          # noqa: F401,F403
 from .operations.shape import *              # noqa: F401,F403
 from .operations.indexing import *           # noqa: F401,F403
 from .operations.loss import *               # noqa: F401,F403
+from .operations.similarity import *         # noqa: F401,F403
 from .operations.conv import *               # noqa: F401,F403
 from .operations.pooling import *            # noqa: F401,F403
 from .operations.conv1d import *             # noqa: F401,F403

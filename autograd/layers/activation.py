@@ -7,6 +7,7 @@ array([0., 2.], dtype=float32)
 """
 from ..operations import activation as activation_ops
 from ..operations import dropout as dropout_ops
+from ..operations import softmax as softmax_ops
 from .base import Layer
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "Dropout"]
@@ -59,7 +60,7 @@ class Softmax(_Elementwise):
 
     def forward(self, x):
         self.output_shape(x.shape)
-        return activation_ops.softmax(x, axis=self.axis)
+        return softmax_ops.softmax(x, axis=self.axis)
 
 
 class Dropout(_Elementwise):

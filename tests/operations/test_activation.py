@@ -32,15 +32,6 @@ def prelu_reference(x, slope):
     return np.where(x > 0, x, slope * x)
 
 
-def softmax_reference(x, axis=-1):
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def log_softmax_reference(x, axis=-1):
-    return x - np.log(np.exp(x).sum(axis=axis, keepdims=True))
-
-
 CASES = [
     OpCase(autograd.tanh, np.tanh, [floats()]),
     OpCase(autograd.sigmoid, sigmoid_reference, [floats(-6, 6)]),
@@ -66,18 +57,6 @@ CASES = [
            [floats(avoid=[-0.5, 1.5])], kwargs=dict(alpha=0.5, gamma=0.25),
            name="hardsigmoid_alpha_gamma"),
     OpCase(autograd.erf, erf_reference, [floats()]),
-    OpCase(autograd.softmax, softmax_reference, [floats()], min_dims=1),
-    OpCase(autograd.softmax, softmax_reference, [floats()], kwargs=dict(axis=0), min_dims=1,
-           name="softmax_axis0"),
-    OpCase(autograd.softmax, softmax_reference, [floats()], kwargs=dict(axis=1), min_dims=2,
-           name="softmax_axis1"),
-    OpCase(autograd.softmax, softmax_reference, [floats()], kwargs=dict(axis=-2), min_dims=2,
-           name="softmax_axis-2"),
-    OpCase(autograd.log_softmax, log_softmax_reference, [floats()], min_dims=1),
-    OpCase(autograd.log_softmax, log_softmax_reference, [floats()], kwargs=dict(axis=0),
-           min_dims=1, name="log_softmax_axis0"),
-    OpCase(autograd.log_softmax, log_softmax_reference, [floats()], kwargs=dict(axis=1),
-           min_dims=2, name="log_softmax_axis1"),
     # slope shapes that broadcast to x: drawn variants, per-feature (C,), per-channel NCHW
     OpCase(autograd.prelu, prelu_reference, [floats(avoid=[0.0]), floats(-1, 1, broadcast=True)]),
     OpCase(autograd.prelu, prelu_reference, [floats(avoid=[0.0]), floats(-1, 1, shape=(3,))],
@@ -107,7 +86,7 @@ def _value_and_grad(fn, values, dtype=np.float64):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("fn", [autograd.sigmoid, autograd.softplus, autograd.elu,
                                 autograd.selu, autograd.tanh, autograd.gelu, autograd.erf,
-                                autograd.softsign, autograd.softmax, autograd.log_softmax],
+                                autograd.softsign],
                          ids=lambda f: f.__name__)
 def test_large_inputs_give_finite_values_and_gradients_without_warnings(fn, dtype):
     with warnings.catch_warnings():
@@ -125,17 +104,6 @@ def test_sigmoid_and_softplus_at_the_extremes():
     y, grad = _value_and_grad(autograd.softplus, [-1000.0, -50.0, 50.0, 1000.0])
     np.testing.assert_allclose(y, [0.0, np.exp(-50.0), 50.0, 1000.0], rtol=1e-12, atol=0)
     np.testing.assert_allclose(grad, [0.0, 0.5 * np.exp(-50.0), 0.5, 0.5], rtol=1e-12, atol=0)
-
-
-def test_softmax_and_log_softmax_of_huge_logits():
-    x = [[1000.0, 1000.0, -1000.0], [0.0, 2000.0, 1.0]]
-    y, _ = _value_and_grad(autograd.softmax, x)
-    np.testing.assert_allclose(y, [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]], atol=1e-300)
-    y, grad = _value_and_grad(autograd.log_softmax, x)
-    np.testing.assert_allclose(y, [[-np.log(2), -np.log(2), -2000 - np.log(2)],
-                                   [-2000.0, 0.0, -1999.0]], rtol=1e-12)
-    # dx = dy - softmax * sum(dy) with dy = 0.5 everywhere
-    np.testing.assert_allclose(grad, [[-0.25, -0.25, 0.5], [0.5, -1.0, 0.5]], atol=1e-12)
 
 
 def test_relu_gradient_is_zero_at_zero_and_keeps_dy_elsewhere():
@@ -161,33 +129,9 @@ def test_numpy_float64_parameters_keep_float32():
         assert y.dtype == np.float32
 
 
-def test_softmax_rows_sum_to_one_along_the_chosen_axis():
-    x = Tensor(data=np.random.default_rng(0).normal(size=(2, 3, 4)))
-    for axis in (0, 1, 2, -1):
-        y = autograd.softmax(x, axis=axis).to_numpy()
-        np.testing.assert_allclose(y.sum(axis=axis), 1.0, rtol=1e-12)
-
-
-@pytest.mark.parametrize("fn", [autograd.softmax, autograd.log_softmax], ids=lambda f: f.__name__)
-def test_softmax_axis_errors_name_the_op(fn):
-    name = fn.__name__
-    with pytest.raises(ValueError, match=rf"{name}: axis 2 is out of range for a 2-d tensor"):
-        fn(Tensor(shape=(2, 3)), axis=2)
-    with pytest.raises(ValueError, match=rf"{name}: .*at least 1 dimension.*\(\)"):
-        fn(Tensor(data=1.0))
-    with pytest.raises(TypeError, match=rf"{name}: axis must be an int"):
-        fn(Tensor(shape=(2, 3)), axis=(0, 1))
-
-
 def test_gelu_rejects_an_unknown_approximation():
     with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh', got 'erf'"):
         autograd.gelu(Tensor(data=[1.0]), approximate="erf")
-
-
-def test_softmax_of_a_non_tensor_is_a_type_error():
-    with pytest.raises(TypeError, match="softmax: expected a Tensor, got ndarray"):
-        autograd.softmax(np.ones(3))
-
 
 
 # ---------------------------------------------------------------- prelu
