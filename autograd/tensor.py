@@ -76,9 +76,13 @@ class Tensor:
     @staticmethod
     def _array_from(data, device, dtype):
         if hasattr(data, "dtype") and hasattr(data, "shape"):      # a NumPy or CuPy array
-            target = device or device_of_array(data)
+            source = device_of_array(data)
+            # host data goes where new tensors go; a GPU array stays on its GPU
+            target = device or (source if source.kind != "cpu" else get_default_device())
             array = move_array(data, target)
             with target.activate():
+                if array is not data:          # moving already copied: only cast if asked
+                    return array if dtype is None else array.astype(dtype, copy=False)
                 return target.xp.array(array, dtype=dtype or array.dtype, copy=True)
         target = device or get_default_device()
         with target.activate():

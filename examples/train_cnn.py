@@ -112,12 +112,16 @@ def main(argv=None):
             for param, grad in autograd.backward(loss):
                 optimizer.update(param, grad)
             optimizer.step()
-            loss_sum += loss.item() * len(x)
+            # Sum the loss where it lives; reading it to the host every step would make a
+            # GPU wait for each step to finish.
+            loss_sum = loss_sum + loss.data * len(x)
             seen += len(x)
             bar.update(1)
-            bar.set_postfix(loss=f"{loss_sum / seen:.4f}",
-                            images_per_s=f"{seen / (time.perf_counter() - epoch_start):.0f}")
+            if step % 10 == 9 or step == steps - 1:
+                bar.set_postfix(loss=f"{float(loss_sum) / seen:.4f}",
+                                images_per_s=f"{seen / (time.perf_counter() - epoch_start):.0f}")
         bar.close()
+        loss_sum = float(loss_sum)
         accuracy = evaluate(model, test_x, test_y, device)
         history["loss"].append(loss_sum / max(seen, 1))
         history["accuracy"].append(accuracy)

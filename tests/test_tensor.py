@@ -367,3 +367,27 @@ def test_operator_errors_name_the_operation_and_shapes(expression, error, messag
     b = Tensor(shape=(4, 5), stores_grad=True)
     with pytest.raises(error, match=message):
         expression(a, b)
+
+
+def test_host_data_goes_to_the_default_device():
+    """DESIGN: the default device is where new Tensors go when none is given, data included."""
+    from autograd import device as devices
+    sentinel = devices.Device.__new__(devices.Device)       # a stand-in second "device"
+    sentinel.kind, sentinel.index, sentinel.xp, sentinel.random = "cpu", 1, np, None
+    original = devices.get_default_device()
+    seen = []
+    real_move = devices.move_array
+
+    def recording_move(array, target):
+        seen.append(target)
+        return array
+    try:
+        devices.set_default_device(sentinel)
+        import autograd.tensor as tensor_module
+        tensor_module.move_array, tensor_module.get_default_device = (
+            recording_move, devices.get_default_device)
+        Tensor(data=np.ones(2, np.float32))
+        assert seen == [sentinel]          # host data was sent to the default device
+    finally:
+        devices.set_default_device(original)
+        tensor_module.move_array = real_move

@@ -7,6 +7,8 @@ A Python or NumPy scalar operand becomes an attribute of a one-input op (``x * 2
 >>> (Tensor(data=[1.0, 2.0]) * 3 + 1).to_numpy()
 array([4., 7.], dtype=float32)
 """
+import math
+
 from ..device import get_array_module
 from .base import Operation
 from .utils import unbroadcast, as_tensor_like, scalar_value, check_broadcast
@@ -139,8 +141,8 @@ class Minimum(Operation):
 
 
 def _split_extremum(dy, a_wins, tie, shape_a, shape_b, needs):
-    share_a = a_wins + 0.5 * tie          # 1 where a wins, 0.5 on a tie, 0 where b wins
-    share_a = share_a.astype(dy.dtype, copy=False)
+    # 1 where a wins, 0.5 on a tie, 0 where b wins, built in dy's dtype (no float64 temporary)
+    share_a = a_wins.astype(dy.dtype) + tie.astype(dy.dtype) * 0.5
     return (unbroadcast(dy * share_a, shape_a) if needs[0] else None,
             unbroadcast(dy * (1 - share_a), shape_b) if needs[1] else None)
 
@@ -260,7 +262,7 @@ class RPowScalar(Operation):
 
     def backward(self, dy):
         (y,) = self.saved
-        return dy * y * get_array_module(y).log(y.dtype.type(self.c))
+        return dy * y * math.log(self.c)
 
 
 def add(a, b):

@@ -7,8 +7,11 @@
 array([[[4., 5.],
         [0., 1.]]], dtype=float32)
 """
+import numpy as np
+
 from ..device import get_array_module
 from .base import Operation
+from .utils import out_of_range
 
 __all__ = ["embedding"]
 
@@ -47,7 +50,7 @@ def embedding(ids, W):
     >>> embedding([0, 3], Tensor(shape=(3, 2)))
     Traceback (most recent call last):
     ...
-    ValueError: embedding: ids must be in [0, 3) for W of shape (3, 2), got values from 0 to 3
+    ValueError: embedding: ids must be in [0, 3) for W of shape (3, 2), got 3
     """
     if W.ndim != 2:
         raise ValueError(f"embedding: expected W of shape (num_embeddings, dim), got "
@@ -58,15 +61,16 @@ def embedding(ids, W):
             raise TypeError(f"embedding: ids are on {ids.device} but W is on {W.device}; move "
                             "one with to_device()")
         ids = ids.data
-    elif not hasattr(ids, "dtype") or get_array_module(ids) is not xp:   # a list, host ids
-        with W.device.activate():
-            ids = xp.asarray(ids)
+    elif not hasattr(ids, "dtype"):                  # a list: host ids
+        ids = np.asarray(ids)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: ids must be integers, got {ids.dtype}")
     vocabulary = W.shape[0]
-    if ids.size:
-        low, high = int(ids.min()), int(ids.max())
-        if low < 0 or high >= vocabulary:
-            raise ValueError(f"embedding: ids must be in [0, {vocabulary}) for W of shape "
-                             f"{tuple(W.shape)}, got values from {low} to {high}")
+    bad = out_of_range(ids, 0, vocabulary)           # before the upload: no device sync
+    if bad is not None:
+        raise ValueError(f"embedding: ids must be in [0, {vocabulary}) for W of shape "
+                         f"{tuple(W.shape)}, got {bad}")
+    if get_array_module(ids) is not xp:
+        with W.device.activate():
+            ids = xp.asarray(ids)
     return Embedding(ids)(W)

@@ -14,7 +14,7 @@ import numpy as np
 from ..device import get_array_module
 from .base import Operation
 from .elementwise import _operands
-from .utils import unbroadcast
+from .utils import unbroadcast, out_of_range
 
 __all__ = ["getitem", "gather", "where", "scatter_elements"]
 
@@ -139,16 +139,17 @@ def gather(x, axis, indices):
     if hasattr(indices, "creator"):
         indices = indices.data
     xp = x.device.xp
-    indices = xp.asarray(indices)
+    if not hasattr(indices, "dtype"):
+        indices = np.asarray(indices)
     if indices.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, got {indices.dtype}")
     length = x.shape[axis]
-    if indices.size:
-        low, high = int(indices.min()), int(indices.max())
-        if low < -length or high >= length:
-            raise IndexError(f"gather: index {low if low < -length else high} is out of range "
-                             f"for axis {axis} of length {length} (shape {tuple(x.shape)})")
-        indices = indices % length        # one meaning for every backend and for backward
+    bad = out_of_range(indices, -length, length)     # before the upload: no device sync
+    if bad is not None:
+        raise IndexError(f"gather: index {bad} is out of range for axis {axis} of length "
+                         f"{length} (shape {tuple(x.shape)})")
+    # one meaning of negative indices for every backend and for backward
+    indices = xp.asarray(indices) % max(length, 1)
     return Gather(axis, indices)(x)
 
 

@@ -15,9 +15,11 @@ similarity.py.
 >>> round(softmax_cross_entropy(x, np.array([0, 2])).item(), 4)   # finite despite the 1000
 0.1198
 """
+import numpy as np
+
 from ..device import get_array_module, move_array
 from .base import Operation
-from .utils import as_tensor_like, scalar_value
+from .utils import as_tensor_like, scalar_value, out_of_range
 from .softmax import log_softmax_array
 from . import special
 
@@ -77,6 +79,7 @@ def _target_operand(t, x, name):
 def _classification_operands(x, t, name, what):
     """Check (N, C) inputs against (N, C) targets or (N,) labels in [0, C); return Tensors."""
     _check_float_tensor(x, name, what)
+    host_labels = t if isinstance(t, (list, tuple, np.ndarray)) else None
     t = _target_operand(t, x, name)
     if x.ndim != 2:
         raise ValueError(f"{name}: expected {what} of shape (N, C), got {tuple(x.shape)}")
@@ -88,9 +91,10 @@ def _classification_operands(x, t, name, what):
         if tuple(t.shape) != (n,):
             raise ValueError(f"{name}: expected integer labels of shape ({n},) for {what} of "
                              f"shape {tuple(x.shape)}, got labels of shape {tuple(t.shape)}")
-        low, high = int(t.data.min()), int(t.data.max())
-        if low < 0 or high >= classes:
-            bad = low if low < 0 else high
+        # host labels are checked where they came from: no device synchronisation
+        bad = out_of_range(np.asarray(host_labels) if host_labels is not None else t.data,
+                           0, classes)
+        if bad is not None:
             raise ValueError(f"{name}: label {bad} is outside [0, {classes}) for {classes} "
                              "classes")
     elif tuple(t.shape) != tuple(x.shape):

@@ -3,7 +3,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["unbroadcast", "as_tensor_like", "scalar_value", "check_broadcast", "normalize_axes"]
+__all__ = ["unbroadcast", "as_tensor_like", "scalar_value", "check_broadcast", "normalize_axes",
+           "out_of_range"]
 
 
 def unbroadcast(grad, shape):
@@ -70,3 +71,17 @@ def normalize_axes(axis, ndim, name):
     if len(set(result)) != len(result):
         raise ValueError(f"{name}: repeated axis in {axis}")
     return tuple(sorted(result))
+
+
+def out_of_range(values, low, high):
+    """The first element of the integer array ``values`` outside [low, high), or None.
+
+    Range checks run every training step on labels and ids, so the common case costs one
+    comparison and, for a GPU array, a single host synchronisation; the offending value is
+    looked up only on the error path. Check host arrays before moving them to a device."""
+    if values.size == 0:
+        return None
+    outside = (values < low) | (values >= high)
+    if not bool(outside.any()):
+        return None
+    return int(values[outside].ravel()[0])

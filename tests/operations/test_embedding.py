@@ -43,8 +43,8 @@ def test_repeated_ids_accumulate():
 
 @pytest.mark.parametrize("ids,error,message", [
     (np.array([0, -1]), ValueError, r"embedding: ids must be in \[0, 4\) for W of shape \(4, 2\), "
-                                    r"got values from -1 to 0"),
-    (np.array([[4]]), ValueError, r"got values from 4 to 4"),
+                                    r"got -1"),
+    (np.array([[4]]), ValueError, r"got 4"),
     (np.array([0.0, 1.0]), TypeError, r"embedding: ids must be integers, got float64"),
 ])
 def test_bad_ids_are_named(ids, error, message):
