@@ -58,9 +58,6 @@ def test_set_default_device_sends_new_tensors_and_layers_to_the_gpu(gpu, restore
     assert_on(cpu(), Tensor(shape=(2,)))
 
 
-@pytest.mark.xfail(strict=True, reason="BatchNorm2d/LayerNorm build their parameters with "
-                   "Tensor(data=np.ones(...)), which stays on the CPU whatever the default "
-                   "device (audit: layers/normalization.py)")
 def test_normalization_layers_follow_the_default_device(gpu, restore_default_device):
     autograd.device.set_default_device(gpu)
     bn, ln = autograd.BatchNorm2d(3), autograd.LayerNorm(4)

@@ -81,8 +81,9 @@ def test_a_training_step_with_one_hot_targets_never_waits_for_the_gpu(gpu):
                                        requires_grad=False))
 
 
-@pytest.mark.xfail(strict=True, reason="softmax_cross_entropy reads min/max of integer labels "
-                   "on the host to check their range (audit: operations/loss.py)")
+@pytest.mark.xfail(strict=True, reason="softmax_cross_entropy checks that labels already on "
+                   "the GPU lie in [0, C) with one any() read on the host (operations/loss.py); "
+                   "labels given as host arrays are checked before upload and do not wait")
 def test_a_training_step_with_integer_labels_never_waits_for_the_gpu(gpu):
     _train_without_waiting(gpu, Tensor(data=np.array([0, 2, 1, 1, 0, 2]), device=gpu))
 
