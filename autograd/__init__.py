@@ -15,6 +15,8 @@ from .device import manual_seed
 from .tensor import Tensor
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
 from .operations.base import Operation
+
+Operator = Operation      # SINGA 3+ names the base class Operator
 from .operations.elementwise import *        # noqa: F401,F403  (each module's __all__)
 from .operations.unary import *              # noqa: F401,F403
 from .operations.comparison import *         # noqa: F401,F403
@@ -36,7 +38,7 @@ from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
-from . import opt, data, io, initializer
+from . import opt, data, io, initializer, layer
 from .io import save, load
 from .model import Model
 from . import graph as _graph

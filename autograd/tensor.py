@@ -26,7 +26,7 @@ float32, float64, int32, int64 = np.float32, np.float64, np.int32, np.int64   # 
 
 class Tensor:
     """``Tensor(shape=None, data=None, device=None, dtype=None, requires_grad=True,
-    stores_grad=False, creator=None)``
+    stores_grad=False, creator=None, name=None)``
 
     ``shape`` alone gives zeros. ``data`` is copied from a NumPy/CuPy array (its dtype kept), a
     list or a scalar (float32 unless ``dtype`` says otherwise). Non-floating data (labels,
@@ -39,7 +39,7 @@ class Tensor:
     __array_ufunc__ = None          # `ndarray + Tensor` defers to Tensor.__radd__ (recorded)
 
     def __init__(self, shape=None, data=None, device=None, dtype=None, requires_grad=True,
-                 stores_grad=False, creator=None):
+                 stores_grad=False, creator=None, name=None):
         if stores_grad and not requires_grad:
             raise ValueError("Tensor: stores_grad=True needs requires_grad=True")
         if device is not None and not isinstance(device, Device):
@@ -71,7 +71,7 @@ class Tensor:
         self.output_index = 0
         self.requires_grad = requires_grad
         self.stores_grad = stores_grad
-        self.name = None
+        self.name = name
 
     @staticmethod
     def _array_from(data, device, dtype):

@@ -99,3 +99,9 @@ def test_every_supported_name_is_on_the_page():
     words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", page))
     absent = sorted({name for _, name in SUPPORTED if name not in words})
     assert not absent, f"names the test checks but docs/singa.md does not mention: {absent}"
+
+
+def test_singa_module_spellings_import():
+    from autograd import layer, tensor, device, opt, initializer, model   # noqa: F401
+    assert layer.Conv2d is autograd.Conv2d and layer.Linear is autograd.Linear
+    assert autograd.Operator is autograd.Operation

@@ -391,3 +391,8 @@ def test_host_data_goes_to_the_default_device():
     finally:
         devices.set_default_device(original)
         tensor_module.move_array = real_move
+
+
+def test_name_is_a_constructor_argument_and_survives_copy():
+    t = Tensor(data=[1.0], stores_grad=True, name="conv1.W")
+    assert t.name == "conv1.W" and t.copy().name == "conv1.W"

@@ -48,10 +48,24 @@ class Cast(Operation):
         return dy.astype(self.input_dtype)
 
 
+# SINGA's tensor type codes (singa.tensor.float32 == 0, int32 == 2, ...)
+_SINGA_TYPE_CODES = {0: np.float32, 1: np.float16, 2: np.int32}
+
+
 def cast(x, to):
-    """x converted to dtype ``to`` (a NumPy dtype or its name). A cast between floating types
-    stays in the graph; a cast to an integer or boolean type is outside it."""
-    target = np.dtype(to)
+    """x converted to dtype ``to``: a NumPy dtype, its name, or one of SINGA's type codes (0
+    float32, 1 float16, 2 int32). A cast between floating types stays in the graph; a cast to an
+    integer or boolean type is outside it."""
+    if isinstance(to, int) and not isinstance(to, bool):
+        if to not in _SINGA_TYPE_CODES:
+            raise TypeError(f"cast: unknown SINGA type code {to}; use 0 (float32), 1 (float16), "
+                            "2 (int32) or a NumPy dtype")
+        to = _SINGA_TYPE_CODES[to]
+    try:
+        target = np.dtype(to)
+    except TypeError:
+        raise TypeError(f"cast: expected a dtype, a dtype name or a SINGA type code, got "
+                        f"{to!r}") from None
     if target.kind == "f" and x.dtype.kind == "f":
         return Cast(target)(x)
     return _constant(x, x.data.astype(target))

@@ -46,15 +46,23 @@ class Reshape(Operation):
 
 
 def reshape(x, shape):
-    """x with a new shape; one entry may be -1 (inferred).
+    """x with a new shape; one entry may be -1 (inferred), and a 0 copies the input's size at
+    that position (SINGA's and ONNX's Reshape; NumPy would make an empty axis).
 
     >>> from autograd import Tensor
+    >>> reshape(Tensor(shape=(2, 3, 4)), (0, -1)).shape
+    (2, 12)
     >>> reshape(Tensor(shape=(2, 3)), (4, 2))
     Traceback (most recent call last):
     ...
     ValueError: reshape: cannot reshape (2, 3) (6 elements) into (4, 2)
     """
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    if 0 in shape:
+        if any(n == 0 and i >= x.ndim for i, n in enumerate(shape)):
+            raise ValueError(f"reshape: a 0 in {shape} copies the input's size at that position, "
+                             f"but the input {tuple(x.shape)} has only {x.ndim} dimensions")
+        shape = tuple(x.shape[i] if n == 0 else n for i, n in enumerate(shape))
     known = 1
     for n in shape:
         if n != -1:

@@ -52,3 +52,13 @@ def test_onehot_out_of_range_is_an_error():
 def test_nonzero_matches_numpy(x):
     np.testing.assert_array_equal(autograd.nonzero(Tensor(data=x)).to_numpy(),
                                   np.array(np.nonzero(x)).reshape(x.ndim, -1))
+
+
+def test_cast_accepts_singa_type_codes_and_names_bad_ones():
+    x = Tensor(data=[1.5, -2.5])
+    assert autograd.cast(x, 2).dtype == np.int32
+    assert autograd.cast(x, 1).dtype == np.float16
+    with pytest.raises(TypeError, match="cast: unknown SINGA type code 7"):
+        autograd.cast(x, 7)
+    with pytest.raises(TypeError, match="cast: expected a dtype.*'nope'"):
+        autograd.cast(x, "nope")

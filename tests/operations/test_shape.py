@@ -240,3 +240,12 @@ def test_shape_ops_record_and_skip_recording_like_other_ops():
 def test_bad_arguments_raise_clear_errors(call, error, message):
     with pytest.raises(error, match=message):
         call(Tensor(shape=(2, 3)))
+
+
+def test_reshape_zero_copies_the_input_size_as_singa_and_onnx_do():
+    x = Tensor(data=np.arange(24.0).reshape(2, 3, 4), stores_grad=True)
+    y = autograd.reshape(x, (0, -1))
+    np.testing.assert_array_equal(y.to_numpy(), np.arange(24.0).reshape(2, 12))
+    assert autograd.reshape(x, (0, 0, 2, 2)).shape == (2, 3, 2, 2)
+    with pytest.raises(ValueError, match="has only 3 dimensions"):
+        autograd.reshape(x, (2, 12, 1, 0))
