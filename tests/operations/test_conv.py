@@ -106,6 +106,52 @@ def test_input_gradient_is_skipped_for_a_data_batch():
     np.testing.assert_array_equal(grads[W].to_numpy(), np.broadcast_to(expected, (3, 2, 3, 3)))
 
 
+def test_large_column_buffers_are_reused_only_once_nothing_refers_to_them():
+    from autograd.operations.im2col import reusable_empty
+    shape = (2, 1 << 20)                       # 8 MB: above the size where buffers are kept
+    first = reusable_empty(np, shape, np.float32)
+    first_column = first[:, 0]
+    del first
+    second = reusable_empty(np, shape, np.float32)
+    assert not np.shares_memory(second, first_column)     # a living view still holds it
+    del first_column
+    third = reusable_empty(np, shape, np.float32)
+    assert not np.shares_memory(third, second)
+    del second
+    fourth = reusable_empty(np, shape, np.float32)
+    assert fourth.shape == shape and not np.shares_memory(fourth, third)
+
+
+def test_large_convolutions_with_a_retained_graph_match_image_by_image():
+    # A batch of 2 needs column buffers above the reuse size (4 MB), one image does not: two
+    # stacked ops must keep their own columns, also over a second backward of a retained graph.
+    rng = np.random.default_rng(5)
+    x_data = rng.standard_normal((2, 16, 64, 64)).astype(np.float32)
+    W1, W2 = (Tensor(data=rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.1,
+                     stores_grad=True) for _ in range(2))
+
+    def run(x_batch, retain_graph=False):
+        x = Tensor(data=x_batch, stores_grad=True)
+        y = autograd.conv2d(autograd.conv2d(x, W1, padding=1), W2, padding=1)
+        grads = autograd.gradients(autograd.sum(y * y), retain_graph=retain_graph)
+        return y.to_numpy(), [grads[t].to_numpy() for t in (x, W1, W2)]
+
+    y, (dx, dW1, dW2) = run(x_data)
+    images = [run(x_data[i:i + 1]) for i in range(2)]
+    np.testing.assert_allclose(y, np.concatenate([y_i for y_i, _ in images]), rtol=1e-5,
+                               atol=1e-5)
+    np.testing.assert_allclose(dx, np.concatenate([g[0] for _, g in images]), rtol=1e-4,
+                               atol=1e-4)
+    for k, dW in ((1, dW1), (2, dW2)):
+        np.testing.assert_allclose(dW, images[0][1][k] + images[1][1][k], rtol=1e-4, atol=1e-3)
+    x = Tensor(data=x_data, stores_grad=True)
+    loss = autograd.sum(autograd.conv2d(autograd.conv2d(x, W1, padding=1), W2, padding=1))
+    first = [g.to_numpy() for _, g in autograd.backward(loss, retain_graph=True)]
+    second = [g.to_numpy() for _, g in autograd.backward(loss)]
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_non_contiguous_input_and_numpy_int_arguments():
     rng = np.random.default_rng(3)
     source = rng.standard_normal((5, 4, 2, 6))
