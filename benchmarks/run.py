@@ -63,7 +63,7 @@ def parse_args(argv):
     parser.add_argument("--json", default=DEFAULT_JSON, metavar="PATH",
                         help="where to write the results (default benchmarks/results.json)")
     parser.add_argument("--repetitions", type=int, default=None,
-                        help="timed repetitions per implementation (default 9, quick 1)")
+                        help="timed repetitions per implementation (default 11, quick 1)")
     parser.add_argument("--warmup", type=int, default=None,
                         help="untimed runs per implementation first (default 3, quick 1)")
     parser.add_argument("--min-time", type=float, default=None,
@@ -77,7 +77,7 @@ def parse_args(argv):
                         help="threads for OpenBLAS/OpenMP/MKL and torch (default 2)")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
     args = parser.parse_args(argv)
-    defaults = {"repetitions": (1, 9), "warmup": (1, 3), "min_time": (0.0, 0.1),
+    defaults = {"repetitions": (1, 11), "warmup": (1, 3), "min_time": (0.0, 0.1),
                 "pause": (0.0, 0.2)}
     for name, (quick_value, full_value) in defaults.items():
         if getattr(args, name) is None:
@@ -198,6 +198,10 @@ def run_workload(workload, args, torch):
         if row["autograd"] is not None and row[other]:
             ratio = round(row["autograd"] / row[other], 3)
         row[f"autograd/{other}"] = ratio
+        fastest = row.get("min", {})
+        if "autograd" in fastest and fastest.get(other):
+            row.setdefault("min_ratios", {})[f"autograd/{other}"] = round(
+                fastest["autograd"] / fastest[other], 3)
     return row
 
 
@@ -237,6 +241,15 @@ def format_table(results):
         for impl in IMPLEMENTATIONS:
             if row["status"][impl] not in ("ok", "n/a"):
                 notes.append(f"  {name}/{impl}: {row['status'][impl]}")
+    lines.append("")
+    lines.append("fastest repetition (min over repetitions; on a busy machine the least disturbed):")
+    for name, row in results["workloads"].items():
+        fastest, ratios = row.get("min", {}), row.get("min_ratios", {})
+        cells = [format_value(fastest.get(impl), row["status"][impl]) for impl in IMPLEMENTATIONS]
+        shown = [f"{ratios[k]:.2f}x" if k in ratios else "-"
+                 for k in ("autograd/floor", "autograd/torch")]
+        lines.append(f"{name:<10} {'':<6} {cells[0]:>10} {cells[1]:>10} {cells[2]:>10} "
+                     f"{shown[0]:>9} {shown[1]:>9}")
     mem = results.get("memory")
     if mem is not None:
         if mem["status"] == "ok":
