@@ -13,25 +13,11 @@ from ..operations import conv as conv_ops
 from ..operations import pooling as pooling_ops
 from ..operations.im2col import output_size, pair, same_pads
 from ..tensor import Tensor
+from .arguments import PAD_MODES, positive_int, positive_pair
 from .base import Layer, shape_text
 from .init import check_scheme, initialize
 
 __all__ = ["Conv2d", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d"]
-
-_PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-
-
-def _positive(value, what, layer):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
-    return int(value)
-
-
-def _positive_pair(value, what, layer):
-    result = pair(value, layer, what)
-    if min(result) < 1:
-        raise ValueError(f"{layer}: {what} must be positive, got {value!r}")
-    return result
 
 
 class Conv2d(Layer):
@@ -53,15 +39,15 @@ class Conv2d(Layer):
         if kernel_size is None:                     # SINGA's Conv2d(out_channels, kernel_size)
             in_channels, out_channels, kernel_size = None, in_channels, out_channels
         groups = groups if group is None else group
-        self.out_channels = _positive(out_channels, "out_channels", "Conv2d")
-        self.groups = _positive(groups, "groups", "Conv2d")
+        self.out_channels = positive_int(out_channels, "out_channels", "Conv2d")
+        self.groups = positive_int(groups, "groups", "Conv2d")
         self.in_channels = None
-        self.kernel_size = _positive_pair(kernel_size, "kernel_size", "Conv2d")
-        self.stride = _positive_pair(stride, "stride", "Conv2d")
-        self.dilation = _positive_pair(dilation, "dilation", "Conv2d")
+        self.kernel_size = positive_pair(kernel_size, "kernel_size", "Conv2d")
+        self.stride = positive_pair(stride, "stride", "Conv2d")
+        self.dilation = positive_pair(dilation, "dilation", "Conv2d")
         self.pad_mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
-        if self.pad_mode not in _PAD_MODES:
-            raise ValueError(f"Conv2d: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
+        if self.pad_mode not in PAD_MODES:
+            raise ValueError(f"Conv2d: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
         if isinstance(padding, str):
             if padding.lower() not in ("same", "valid"):
                 raise ValueError(f"Conv2d: padding must be an int, a pair, 'same' or 'valid', "
@@ -80,7 +66,7 @@ class Conv2d(Layer):
         self.W = None
         self.b = None
         if in_channels is not None:
-            self._build(_positive(in_channels, "in_channels", "Conv2d"), np.float32, None)
+            self._build(positive_int(in_channels, "in_channels", "Conv2d"), np.float32, None)
 
     def _build(self, in_channels, dtype, device):
         if in_channels % self.groups:
@@ -188,9 +174,9 @@ class _Pool2d(Layer):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False):
         super().__init__()
         name = type(self).__name__
-        self.kernel_size = _positive_pair(kernel_size, "kernel_size", name)
+        self.kernel_size = positive_pair(kernel_size, "kernel_size", name)
         self.stride = self.kernel_size if stride is None else \
-            _positive_pair(stride, "stride", name)
+            positive_pair(stride, "stride", name)
         self.padding = pair(padding, name, "padding")
         if not all(0 <= p <= k // 2 for p, k in zip(self.padding, self.kernel_size)):
             raise ValueError(f"{name}: padding must be between 0 and half the kernel size "

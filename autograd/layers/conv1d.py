@@ -16,12 +16,11 @@ from ..operations import conv1d as conv1d_ops
 from ..operations import pooling as pooling_ops
 from ..operations.im2col import output_size, same_pads
 from ..tensor import Tensor
+from .arguments import PAD_MODES
 from .base import Layer, shape_text
 from .init import check_scheme, initialize
 
 __all__ = ["Conv1d", "MaxPool1d", "AvgPool1d"]
-
-_PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
 
 def _int(value, what, layer, smallest):
@@ -58,8 +57,8 @@ class Conv1d(Layer):
         self.stride = _int(stride, "stride", "Conv1d", 1)
         self.dilation = _int(dilation, "dilation", "Conv1d", 1)
         self.pad_mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
-        if self.pad_mode not in _PAD_MODES:
-            raise ValueError(f"Conv1d: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
+        if self.pad_mode not in PAD_MODES:
+            raise ValueError(f"Conv1d: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
         if isinstance(padding, str):
             if padding.lower() not in ("same", "valid"):
                 raise ValueError(f"Conv1d: padding must be an int, 'same' or 'valid', got "

@@ -15,16 +15,11 @@ from ..operations import embedding as embedding_ops
 from ..operations import linalg
 from ..operations import shape as shape_ops
 from ..tensor import Tensor
+from .arguments import positive_int
 from .base import Layer, shape_text
 from .init import check_scheme, initialize
 
 __all__ = ["Linear", "Embedding", "Flatten"]
-
-
-def _positive_int(value, what, layer):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
-    return int(value)
 
 
 class Linear(Layer):
@@ -41,9 +36,9 @@ class Linear(Layer):
         super().__init__()
         if out_features is None:                 # SINGA's Linear(out_features)
             in_features, out_features = None, in_features
-        self.out_features = _positive_int(out_features, "out_features", "Linear")
+        self.out_features = positive_int(out_features, "out_features", "Linear")
         self.in_features = (None if in_features is None
-                            else _positive_int(in_features, "in_features", "Linear"))
+                            else positive_int(in_features, "in_features", "Linear"))
         self.bias = bool(bias)
         self.init = check_scheme(init, "Linear")
         self.wscale = wscale
@@ -111,8 +106,8 @@ class Embedding(Layer):
 
     def __init__(self, num_embeddings, embedding_dim, init="xavier", wscale=1.0):
         super().__init__()
-        self.num_embeddings = _positive_int(num_embeddings, "num_embeddings", "Embedding")
-        self.embedding_dim = _positive_int(embedding_dim, "embedding_dim", "Embedding")
+        self.num_embeddings = positive_int(num_embeddings, "num_embeddings", "Embedding")
+        self.embedding_dim = positive_int(embedding_dim, "embedding_dim", "Embedding")
         check_scheme(init, "Embedding")
         self.W = initialize(Tensor(shape=(self.num_embeddings, self.embedding_dim),
                                    stores_grad=True),

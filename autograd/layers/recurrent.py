@@ -35,16 +35,11 @@ from ..operations import activation
 from ..operations import linalg
 from ..operations import shape as shape_ops
 from ..tensor import Tensor
+from .arguments import positive_int
 from .base import Layer, shape_text
 from .init import check_scheme, initialize
 
 __all__ = ["RNN", "LSTM", "GRU"]
-
-
-def _positive_int(value, what, layer):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
-    return int(value)
 
 
 class _Recurrent(Layer):
@@ -58,8 +53,8 @@ class _Recurrent(Layer):
                  return_sequences=False, init="xavier", wscale=1.0):
         super().__init__()
         name = type(self).__name__
-        self.input_size = _positive_int(input_size, "input_size", name)
-        self.hidden_size = _positive_int(hidden_size, "hidden_size", name)
+        self.input_size = positive_int(input_size, "input_size", name)
+        self.hidden_size = positive_int(hidden_size, "hidden_size", name)
         self.bias = bool(bias)
         self.batch_first = bool(batch_first)
         self.return_sequences = bool(return_sequences)

@@ -16,26 +16,12 @@ from ..operations import shape as shape_ops
 from ..operations.im2col import output_size, pair, same_pads
 from ..tensor import Tensor
 from .activation import Softmax
+from .arguments import PAD_MODES, positive_int, positive_pair
 from .base import Layer, shape_text
 from .conv import Conv2d
 from .init import check_scheme, initialize
 
 __all__ = ["Gemm", "SeparableConv2d", "Pooling2d", "SoftMax"]
-
-_PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-
-
-def _positive_int(value, what, layer):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
-    return int(value)
-
-
-def _positive_pair(value, what, layer):
-    result = pair(value, layer, what)
-    if min(result) < 1:
-        raise ValueError(f"{layer}: {what} must be positive, got {value!r}")
-    return result
 
 
 class Gemm(Layer):
@@ -53,7 +39,7 @@ class Gemm(Layer):
     def __init__(self, nb_kernels, alpha=1.0, beta=1.0, transA=False, transB=True, bias=True,
                  bias_shape=None, init="xavier", wscale=1.0):
         super().__init__()
-        self.nb_kernels = _positive_int(nb_kernels, "nb_kernels", "Gemm")
+        self.nb_kernels = positive_int(nb_kernels, "nb_kernels", "Gemm")
         self.alpha, self.beta = float(alpha), float(beta)
         self.transA, self.transB = bool(transA), bool(transB)
         self.bias = bool(bias)
@@ -155,9 +141,9 @@ class SeparableConv2d(Layer):
         super().__init__()
         if kernel_size is None:                    # SINGA's (nb_kernels, kernel_size)
             in_channels, out_channels, kernel_size = None, in_channels, out_channels
-        self.out_channels = _positive_int(out_channels, "out_channels", "SeparableConv2d")
-        self.kernel_size = _positive_pair(kernel_size, "kernel_size", "SeparableConv2d")
-        self.stride = _positive_pair(stride, "stride", "SeparableConv2d")
+        self.out_channels = positive_int(out_channels, "out_channels", "SeparableConv2d")
+        self.kernel_size = positive_pair(kernel_size, "kernel_size", "SeparableConv2d")
+        self.stride = positive_pair(stride, "stride", "SeparableConv2d")
         if isinstance(padding, str):
             if padding.lower() not in ("same", "valid"):
                 raise ValueError(f"SeparableConv2d: padding must be an int, a pair, 'same' or "
@@ -173,7 +159,7 @@ class SeparableConv2d(Layer):
         self.depthwise_conv = None
         self.point_conv = None
         if in_channels is not None:
-            self._build(_positive_int(in_channels, "in_channels", "SeparableConv2d"), lazy=False)
+            self._build(positive_int(in_channels, "in_channels", "SeparableConv2d"), lazy=False)
 
     def _build(self, in_channels, lazy):
         """The two convolutions: eager ones hold float32 parameters on the default device now;
@@ -263,13 +249,13 @@ class Pooling2d(Layer):
                  count_include_pad=True):
         super().__init__()
         name = type(self).__name__
-        self.kernel_size = _positive_pair(kernel_size, "kernel_size", name)
+        self.kernel_size = positive_pair(kernel_size, "kernel_size", name)
         self.stride = self.kernel_size if stride is None else \
-            _positive_pair(stride, "stride", name)
+            positive_pair(stride, "stride", name)
         self.is_max = bool(is_max)
         self.pad_mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
-        if self.pad_mode not in _PAD_MODES:
-            raise ValueError(f"{name}: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
+        if self.pad_mode not in PAD_MODES:
+            raise ValueError(f"{name}: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
         if isinstance(padding, (list, tuple)) and len(padding) == 4:
             top, bottom, left, right = (int(p) for p in padding)
         else:

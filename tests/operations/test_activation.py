@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
-from tests.opcase import OpCase, floats, check_case
+from tests.opcase import OpCase, floats, check_case, value_and_grad
 
 erf_reference = np.vectorize(math.erf)
 
@@ -75,14 +75,6 @@ def test_op(case, data):
     check_case(case, data)
 
 
-def _value_and_grad(fn, values, dtype=np.float64):
-    x = Tensor(data=np.array(values, dtype), stores_grad=True)
-    y = fn(x)
-    dy = np.full(y.shape, 0.5, dtype)
-    (grad,) = [g for _, g in autograd.backward(y, dy)]
-    return y.to_numpy(), grad.to_numpy()
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("fn", [autograd.sigmoid, autograd.softplus, autograd.elu,
                                 autograd.selu, autograd.tanh, autograd.gelu, autograd.erf,
@@ -92,16 +84,16 @@ def test_large_inputs_give_finite_values_and_gradients_without_warnings(fn, dtyp
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with np.errstate(over="raise", invalid="raise", divide="raise"):
-            y, grad = _value_and_grad(fn, [-1000.0, -30.0, 0.0, 30.0, 1000.0], dtype)
+            y, grad = value_and_grad(fn, [-1000.0, -30.0, 0.0, 30.0, 1000.0], dtype)
     assert np.isfinite(y).all() and np.isfinite(grad).all(), (y, grad)
     assert y.dtype == dtype and grad.dtype == dtype
 
 
 def test_sigmoid_and_softplus_at_the_extremes():
-    y, grad = _value_and_grad(autograd.sigmoid, [-1000.0, -50.0, 50.0, 1000.0])
+    y, grad = value_and_grad(autograd.sigmoid, [-1000.0, -50.0, 50.0, 1000.0])
     np.testing.assert_allclose(y, [0.0, np.exp(-50.0), 1.0, 1.0], rtol=1e-12, atol=0)
     np.testing.assert_allclose(grad, 0.5 * y * (1 - y), rtol=1e-12, atol=0)
-    y, grad = _value_and_grad(autograd.softplus, [-1000.0, -50.0, 50.0, 1000.0])
+    y, grad = value_and_grad(autograd.softplus, [-1000.0, -50.0, 50.0, 1000.0])
     np.testing.assert_allclose(y, [0.0, np.exp(-50.0), 50.0, 1000.0], rtol=1e-12, atol=0)
     np.testing.assert_allclose(grad, [0.0, 0.5 * np.exp(-50.0), 0.5, 0.5], rtol=1e-12, atol=0)
 

@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
-from tests.opcase import OpCase, floats, check_case
+from tests.opcase import OpCase, floats, check_case, value_and_grad
 
 
 def softmax_reference(x, axis=-1):
@@ -40,28 +40,20 @@ def test_op(case, data):
     check_case(case, data)
 
 
-def _value_and_grad(fn, values, dtype=np.float64):
-    x = Tensor(data=np.array(values, dtype), stores_grad=True)
-    y = fn(x)
-    dy = np.full(y.shape, 0.5, dtype)
-    (grad,) = [g for _, g in autograd.backward(y, dy)]
-    return y.to_numpy(), grad.to_numpy()
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("fn", [autograd.softmax, autograd.log_softmax], ids=lambda f: f.__name__)
 def test_large_inputs_give_finite_values_and_gradients_without_warnings(fn, dtype):
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        y, grad = _value_and_grad(fn, [-1000.0, -30.0, 0.0, 30.0, 1000.0], dtype)
+        y, grad = value_and_grad(fn, [-1000.0, -30.0, 0.0, 30.0, 1000.0], dtype)
     assert np.isfinite(y).all() and np.isfinite(grad).all(), (y, grad)
     assert y.dtype == dtype and grad.dtype == dtype
 
 
 def test_softmax_and_log_softmax_of_huge_logits():
     x = [[1000.0, 1000.0, -1000.0], [0.0, 2000.0, 1.0]]
-    y, _ = _value_and_grad(autograd.softmax, x)
+    y, _ = value_and_grad(autograd.softmax, x)
     np.testing.assert_allclose(y, [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]], atol=1e-300)
-    y, grad = _value_and_grad(autograd.log_softmax, x)
+    y, grad = value_and_grad(autograd.log_softmax, x)
     np.testing.assert_allclose(y, [[-np.log(2), -np.log(2), -2000 - np.log(2)],
                                    [-2000.0, 0.0, -1999.0]], rtol=1e-12)
     # dx = dy - softmax * sum(dy) with dy = 0.5 everywhere
