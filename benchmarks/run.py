@@ -242,7 +242,7 @@ def format_table(results):
             if row["status"][impl] not in ("ok", "n/a"):
                 notes.append(f"  {name}/{impl}: {row['status'][impl]}")
     lines.append("")
-    lines.append("fastest repetition (min over repetitions; on a busy machine the least disturbed):")
+    lines.append("fastest repetition (min over repetitions: what a busy machine disturbs least):")
     for name, row in results["workloads"].items():
         fastest, ratios = row.get("min", {}), row.get("min_ratios", {})
         cells = [format_value(fastest.get(impl), row["status"][impl]) for impl in IMPLEMENTATIONS]
