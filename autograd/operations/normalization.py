@@ -76,12 +76,16 @@ class BatchNorm(Operation):
         dscale = xp.einsum("ncl,ncl->c", dy_flat, centered.reshape(n, channels, -1)) * invstd
         dx = None
         if needs[0]:
-            gain = scale * invstd
-            dx = dy * gain.reshape(shape)
+            gain = (scale * invstd).reshape(shape)
             if self.training:
-                # dx = gain * (dy - dbias / M - xhat * dscale / M)
-                dx -= centered * (gain * invstd * dscale / count).reshape(shape)
-                dx -= (gain * dbias / count).reshape(shape)
+                # dx = gain * (dy - dbias / M - centered * invstd * dscale / M), built in place
+                # from the centred term: four passes and no temporary (five with one before)
+                dx = centered * (-(invstd * dscale / count)).reshape(shape)
+                dx += dy
+                dx -= (dbias / count).reshape(shape)
+                dx *= gain
+            else:
+                dx = dy * gain
         return dx, (dscale if needs[1] else None), (dbias if needs[2] else None)
 
 
