@@ -65,7 +65,7 @@ def parse_args(argv):
     parser.add_argument("--repetitions", type=int, default=None,
                         help="timed repetitions per implementation (default 11, quick 1)")
     parser.add_argument("--warmup", type=int, default=None,
-                        help="untimed runs per implementation first (default 3, quick 1)")
+                        help="untimed runs per implementation first, at least 1 (default 3, quick 1)")
     parser.add_argument("--min-time", type=float, default=None,
                         help="seconds one timed block should last at least; a block repeats "
                              "the step as often as needed (default 0.1, quick 0)")
@@ -170,7 +170,7 @@ def run_workload(workload, args, torch):
             if bench.check is not None:
                 problems = bench.check()
                 float32 = "ok" if not problems else "FAILED: " + "; ".join(problems)
-            for _ in range(args.warmup):
+            for _ in range(max(1, args.warmup)):         # the last one sizes the blocks
                 warm = time_block(bench.step, 1, collect=not args.quick)
             counts[name] = max(1, int(np.ceil(args.min_time / max(warm, 1e-9))))
         except Exception as error:                       # noqa: BLE001
