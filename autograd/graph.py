@@ -241,7 +241,8 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
             source, output_index, tensor, shape, dtype = edge
             if gradient is not None:
                 try:
-                    fits = gradient.shape == shape and gradient.dtype == dtype
+                    fits = gradient.shape == shape and (gradient.dtype is dtype or
+                                                        gradient.dtype == dtype)
                 except AttributeError:
                     fits = False
                 if not fits:

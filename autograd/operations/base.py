@@ -42,8 +42,10 @@ class Operation:
     output_shapes = None
     recording = True        # False while a call is not recorded: save_for_backward keeps nothing
 
-    def __init__(self):
-        pass
+    def __init__(self, name=None):
+        # SINGA's Operator takes a name; subclasses may call super().__init__(name).
+        if name is not None:
+            self.name = name
 
     def forward(self, *arrays):
         """Compute the outputs from raw arrays; return an array or a tuple of arrays."""
@@ -60,9 +62,38 @@ class Operation:
             self.saved = arrays
 
     def __call__(self, *inputs):
-        if len(inputs) == 1:
-            return self._call_one(inputs[0])
-        # The hot path of every op: plain loops, because a comprehension costs a function call.
+        # The commonest case, one input, is written out here without the lists of the general
+        # path (_call_many): it saves about a fifth of the recording cost of a unary op.
+        if len(inputs) != 1:
+            return self._call_many(inputs)
+        x = inputs[0]
+        try:
+            array = x.data
+            device = x.device
+            make = type(x).from_operation
+            record = (config.training and thread_state.grad_enabled and x.requires_grad and
+                      (x.stores_grad or x.creator is not None))
+        except AttributeError:
+            raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
+                            f"({type(x).__name__})") from None
+        self.recording = record
+        if record:
+            self.needs_input_grad = (True,)
+        if config.debug:
+            self.created_at = _user_line()
+        outputs = self.forward(array)
+        if type(outputs) is tuple:
+            return self._wrap_outputs(outputs, (x,), [array], [record], device, make, record)
+        if config.debug:
+            check_finite(self, (outputs,), "forward")
+        if not record:
+            return make(outputs, device, None, 0)
+        self.input_edges = [(x.creator, x.output_index, x if x.stores_grad else None,
+                             array.shape, array.dtype)]
+        return make(outputs, device, self, 0)
+
+    def _call_many(self, inputs):
+        """``__call__`` for several inputs. Plain loops: a comprehension costs a call."""
         record = config.training and thread_state.grad_enabled
         arrays = []
         needs = []
@@ -93,34 +124,6 @@ class Operation:
         if not record:
             return make(outputs, device, None, 0)
         self.input_edges = _edges(inputs, arrays, needs)
-        return make(outputs, device, self, 0)
-
-    def _call_one(self, x):
-        """``__call__`` for the commonest case, one input, written out without the lists of
-        the general path: it saves about a fifth of the recording cost of a unary op."""
-        try:
-            array = x.data
-            device = x.device
-            make = type(x).from_operation
-            record = (config.training and thread_state.grad_enabled and x.requires_grad and
-                      (x.stores_grad or x.creator is not None))
-        except AttributeError:
-            raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
-                            f"({type(x).__name__})") from None
-        self.recording = record
-        if record:
-            self.needs_input_grad = (True,)
-        if config.debug:
-            self.created_at = _user_line()
-        outputs = self.forward(array)
-        if type(outputs) is tuple:
-            return self._wrap_outputs(outputs, (x,), [array], [record], device, make, record)
-        if config.debug:
-            check_finite(self, (outputs,), "forward")
-        if not record:
-            return make(outputs, device, None, 0)
-        self.input_edges = [(x.creator, x.output_index, x if x.stores_grad else None,
-                             array.shape, array.dtype)]
         return make(outputs, device, self, 0)
 
     def _wrap_outputs(self, outputs, inputs, arrays, needs, device, make, record):

@@ -9,6 +9,8 @@ Their backward scatters dy back to the selected positions; a position selected s
 >>> x[1, ::2].to_numpy(), gather(x, 1, [2, 0]).to_numpy().tolist()
 (array([3., 5.]), [[2.0, 0.0], [5.0, 3.0]])
 """
+import builtins
+
 import numpy as np
 
 from ..device import get_array_module
@@ -16,7 +18,7 @@ from .base import Operation
 from .elementwise import _operands
 from .utils import unbroadcast, out_of_range
 
-__all__ = ["getitem", "gather", "where", "scatter_elements"]
+__all__ = ["getitem", "gather", "where", "scatter_elements", "slice"]
 
 
 def _scatter_add(target, index, values):
@@ -54,7 +56,7 @@ class GetItem(Operation):
 
 def _is_basic(index):
     parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, builtins.slice))
                for p in parts)
 
 
@@ -264,3 +266,30 @@ def scatter_elements(x, indices, updates, axis=0):
         raise TypeError(f"scatter_elements: updates must be a Tensor, got "
                         f"{type(updates).__name__}")
     return ScatterElements(tuple(positions))(x, updates)
+
+
+def slice(x, starts, ends, axes=None, steps=None):
+    """SINGA's (ONNX's) Slice: x[starts[i]:ends[i]:steps[i]] along ``axes[i]`` (the first
+    len(starts) axes by default, steps 1). Out-of-range bounds clamp as Python slicing does,
+    which is ONNX's rule too, so exporters' huge sentinels (ends = 2**63 - 1) work. Recorded
+    as ``getitem``.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> slice(Tensor(data=np.arange(10.0)), [2], [8], steps=[3]).to_numpy()
+    array([2., 5.])
+    """
+    if not (len(starts) == len(ends) and (axes is None or len(axes) == len(starts))
+            and (steps is None or len(steps) == len(starts))):
+        raise ValueError(f"slice: starts {list(starts)}, ends {list(ends)}, axes {axes} and "
+                         f"steps {steps} must have one length")
+    axes = range(len(starts)) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    index = [builtins.slice(None)] * x.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"slice: axis {axis} is out of range for shape {x.shape}")
+        if step == 0:
+            raise ValueError("slice: a step cannot be 0")
+        index[axis % x.ndim] = builtins.slice(int(start), int(end), int(step))
+    return getitem(x, tuple(index))

@@ -403,3 +403,19 @@ def test_gradcheck_catches_a_custom_backward_one_percent_off():
 
 def test_array_module_of_numpy_inputs_is_numpy():
     assert get_array_module(np.ones(2)) is np
+
+
+def test_singa_style_subclass_passing_a_name_to_the_base():
+    class Double(autograd.Operator):
+        def __init__(self):
+            super().__init__("double")
+
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, dy):
+            return dy * 2
+
+    op = Double()
+    assert op.name == "double"
+    assert autograd.gradcheck(lambda t: Double()(t), [Tensor(data=[1.0, 2.0])])

@@ -191,3 +191,30 @@ def test_scatter_elements_errors_name_the_problem():
         autograd.scatter_elements(x, np.array([[0, 1]]), Tensor(shape=(1, 3)))
     with pytest.raises(TypeError, match="indices must be integers"):
         autograd.scatter_elements(x, np.array([[0.0, 1.0, 0.0]]), Tensor(shape=(1, 3)))
+
+
+@given(data=st.data())
+def test_slice_matches_python_slicing_and_gradchecks(data):
+    shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple))
+    count = data.draw(st.integers(1, len(shape)))
+    axes = data.draw(st.permutations(range(len(shape))))[:count]
+    bound = st.integers(-7, 7) | st.sampled_from([2 ** 63 - 1, -2 ** 63])
+    starts = [data.draw(bound) for _ in axes]
+    ends = [data.draw(bound) for _ in axes]
+    steps = [data.draw(st.sampled_from([-2, -1, 1, 2, 3])) for _ in axes]
+    x = np.random.default_rng(0).standard_normal(shape)
+    index = [slice(None)] * len(shape)
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        index[axis] = slice(start, end, step)
+    out = autograd.slice(Tensor(data=x), starts, ends, axes, steps)
+    np.testing.assert_array_equal(out.to_numpy(), x[tuple(index)])
+    if out.size:
+        assert autograd.gradcheck(lambda t: autograd.slice(t, starts, ends, axes, steps),
+                                  [Tensor(data=x)])
+
+
+def test_slice_argument_errors():
+    with pytest.raises(ValueError, match="must have one length"):
+        autograd.slice(Tensor(shape=(3,)), [0], [1, 2])
+    with pytest.raises(ValueError, match="step cannot be 0"):
+        autograd.slice(Tensor(shape=(3,)), [0], [2], steps=[0])
