@@ -1,5 +1,6 @@
 """Window helpers shared by convolution and pooling: argument normalisation, padding, output
-sizes, and the strided views that turn sliding windows into array axes without copying.
+sizes, the strided views that turn sliding windows into array axes without copying, and the
+column matrices built from them (in reused buffers: see :func:`reusable_empty`).
 
 Shapes follow NCHW. A window at output position (oh, ow) and kernel offset (i, j) reads the
 padded input at row ``oh * stride + i * dilation`` and column ``ow * stride + j * dilation``;
