@@ -33,7 +33,7 @@ _AUTOGRAD = """
     sum mean max min reduce_sum reduce_mean
     greater less equal _and _or _not _xor
     reshape flatten transpose squeeze unsqueeze cat split gather tile expand pad
-    where shape constant_of_shape cast onehot nonzero scatter_elements slice embedding
+    where shape constant_of_shape cast onehot nonzero scatter_elements slice globalaveragepool embedding
     upsample depth_to_space space_to_depth dropout conv2d
     softmax_cross_entropy cross_entropy binary_cross_entropy mse_loss cossim ranking_loss
 """

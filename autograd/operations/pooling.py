@@ -20,9 +20,9 @@ import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
-from .im2col import pair, output_size, pad2d, unpad2d, offset_slice
+from .im2col import pair, output_size, pad2d, unpad2d, offset_slice, same_pads
 
-__all__ = ["max_pool2d", "avg_pool2d", "global_avg_pool2d"]
+__all__ = ["max_pool2d", "avg_pool2d", "global_avg_pool2d", "globalaveragepool"]
 
 _UNIT = (1, 1)
 
@@ -167,7 +167,7 @@ def _geometry(name, x, kernel_size, stride, padding, ceil_mode):
     return kernel, stride, padding, pads, tuple(out_size)
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False):
+def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, pad_mode="NOTSET"):
     """Max pooling of x (N, C, H, W) over kernel_size windows (int or pair), moving by stride
     (default: kernel_size), with -inf padding of at most half the kernel. ``ceil_mode`` keeps a
     last partial window (one that starts inside the input or the leading padding). The gradient
@@ -177,13 +177,17 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False):
     >>> max_pool2d(Tensor(shape=(2, 3, 7, 7)), 3, 2, padding=1, ceil_mode=True).shape
     (2, 3, 4, 4)
     """
+    if pad_mode != "NOTSET":
+        kernel, stride, (pads_h, pads_w), out_size = _auto_pad_geometry(
+            "max_pool2d", x, kernel_size, stride, pad_mode)
+        return MaxPool2d(kernel, stride, pads_h, pads_w, out_size)(x)
     kernel, stride, _, (pads_h, pads_w), out_size = _geometry(
         "max_pool2d", x, kernel_size, stride, padding, ceil_mode)
     return MaxPool2d(kernel, stride, pads_h, pads_w, out_size)(x)
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+               count_include_pad=True, pad_mode="NOTSET"):
     """Average pooling of x (N, C, H, W), arguments as :func:`max_pool2d` with zero padding.
     Each window is divided by the number of its pixels inside the padded input (the ceil-mode
     overhang never counts) or, with ``count_include_pad=False``, inside the input itself.
@@ -194,12 +198,19 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
     >>> avg_pool2d(x, 2, 1, padding=1, count_include_pad=False).to_numpy()[0, 0].tolist()
     [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
-    kernel, stride, padding, (pads_h, pads_w), out_size = _geometry(
-        "avg_pool2d", x, kernel_size, stride, padding, ceil_mode)
+    if pad_mode != "NOTSET":
+        kernel, stride, (pads_h, pads_w), out_size = _auto_pad_geometry(
+            "avg_pool2d", x, kernel_size, stride, pad_mode)
+    else:
+        kernel, stride, padding, (pads_h, pads_w), out_size = _geometry(
+            "avg_pool2d", x, kernel_size, stride, padding, ceil_mode)
     counts = []
     for axis, size in enumerate(x.shape[2:]):
-        low, high = (-padding[axis], size + padding[axis]) if count_include_pad else (0, size)
-        starts = np.arange(out_size[axis]) * stride[axis] - padding[axis]
+        before, after = (pads_h, pads_w)[axis]
+        if pad_mode == "NOTSET":
+            after = before            # a ceil-mode overhang is never counted
+        low, high = (-before, size + after) if count_include_pad else (0, size)
+        starts = np.arange(out_size[axis]) * stride[axis] - before
         counts.append(np.minimum(starts + kernel[axis], high) - np.maximum(starts, low))
     divisor = np.outer(counts[0], counts[1])
     if (divisor == divisor.flat[0]).all():
@@ -233,3 +244,36 @@ def global_avg_pool2d(x):
         raise ValueError(f"global_avg_pool2d: expected x of shape (N, C, H, W), got "
                          f"{tuple(x.shape)}")
     return GlobalAvgPool2d()(x)
+
+
+def _auto_pad_geometry(name, x, kernel_size, stride, pad_mode):
+    """Kernel, stride, (before, after) pads per axis and output size for SINGA's / ONNX's
+    auto_pad: "VALID" pads nothing; "SAME_UPPER" / "SAME_LOWER" pad so that each axis gives
+    ceil(size / stride) outputs, the odd pixel after / before."""
+    if pad_mode not in ("VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise ValueError(f"{name}: pad_mode must be 'NOTSET', 'VALID', 'SAME_UPPER' or "
+                         f"'SAME_LOWER', got {pad_mode!r}")
+    if x.ndim != 4:
+        raise ValueError(f"{name}: expected x of shape (N, C, H, W), got {tuple(x.shape)}")
+    kernel = pair(kernel_size, name, "kernel_size")
+    stride = kernel if stride is None else pair(stride, name, "stride")
+    pads, out_size = [], []
+    for size, k, s in zip(x.shape[2:], kernel, stride):
+        if pad_mode == "VALID":
+            if k > size:
+                raise ValueError(f"{name}: kernel {kernel} is larger than the input "
+                                 f"{tuple(x.shape[2:])} with pad_mode='VALID'")
+            pads.append((0, 0))
+            out_size.append((size - k) // s + 1)
+        else:
+            pads.append(same_pads(size, k, s, 1, lower=pad_mode == "SAME_LOWER"))
+            out_size.append(-(-size // s))
+    return kernel, stride, tuple(pads), tuple(out_size)
+
+
+def globalaveragepool(x, data_format="channels_first"):
+    """SINGA's spelling of :func:`global_avg_pool2d` (channels first only)."""
+    if data_format != "channels_first":
+        raise ValueError(f"globalaveragepool: only data_format='channels_first' is supported, "
+                         f"got {data_format!r}")
+    return global_avg_pool2d(x)
