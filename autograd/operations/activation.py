@@ -304,7 +304,9 @@ class Softsign(Operation):
 
 
 class Erf(Operation):
-    """y = erf(x).   dx = dy * 2 / sqrt(pi) * e^(-x^2)"""
+    """y = erf(x).   dx = dy * 2 / sqrt(pi) * e^(-x^2)
+
+    (SINGA's Erf evaluates this derivative at dy instead of x; here it is evaluated at x.)"""
 
     def forward(self, x):
         self.save_for_backward(x)

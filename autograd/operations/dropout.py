@@ -20,7 +20,10 @@ __all__ = ["dropout"]
 
 class Dropout(Operation):
     """y = x * mask / (1 - ratio), mask[i] = 1 with probability 1 - ratio (else 0); y has x's
-    shape.   dx = dy * mask / (1 - ratio)"""
+    shape.   dx = dy * mask / (1 - ratio)
+
+    (SINGA's Dropout computes its scale as ``1 / 1 - ratio``, which is 1 - ratio; here the
+    kept elements are divided by 1 - ratio so that the expected value is unchanged.)"""
 
     def __init__(self, ratio, generator):
         self.ratio, self.generator = ratio, generator

@@ -42,7 +42,9 @@ class Sum(Operation):
 
 
 class Mean(Operation):
-    """y = mean of x over ``axes``.   dx = dy / count broadcast back to x's shape"""
+    """y = mean of x over ``axes``.   dx = dy / count broadcast back to x's shape
+
+    (SINGA's ReduceMean backward leaves out the 1 / count; here it is applied.)"""
 
     def __init__(self, axes, keepdims):
         self.axes, self.keepdims = axes, keepdims
@@ -101,7 +103,10 @@ class ElementwiseSum(Operation):
 
 class ElementwiseExtremum(Operation):
     """y = max (or min) of x1, x2, ... elementwise (broadcast).   dxi = dy where xi attains y;
-    k tied inputs each take dy / k"""
+    k tied inputs each take dy / k
+
+    (SINGA's Max/Min backward returns the 0/1 masks without multiplying by dy, and gives a
+    tie to the first input; here dy is honoured and ties are shared.)"""
 
     def __init__(self, largest):
         self.largest = largest
