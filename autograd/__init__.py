@@ -19,6 +19,7 @@ from .operations.base import Operation
 Operator = Operation      # SINGA 3+ names the base class Operator
 from .operations.elementwise import *        # noqa: F401,F403  (each module's __all__)
 from .operations.unary import *              # noqa: F401,F403
+from .operations.trigonometry import *       # noqa: F401,F403
 from .operations.comparison import *         # noqa: F401,F403
 from .operations.conversion import *         # noqa: F401,F403
 from .operations.resample import *           # noqa: F401,F403
