@@ -14,7 +14,7 @@ import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
-from .utils import unbroadcast, as_tensor_like
+from .utils import unbroadcast, as_tensor_like, check_tensor
 from . import special
 
 __all__ = [
@@ -26,11 +26,6 @@ _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-def _check_tensor(x, name):
-    if not hasattr(x, "creator"):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
 
 
 # ---------------------------------------------------------------- the hot path
@@ -235,7 +230,7 @@ def prelu(x, slope):
     array([[-1. ,  3. ],
            [-0.5, -1. ]], dtype=float32)
     """
-    _check_tensor(x, "prelu")
+    check_tensor(x, "prelu")
     slope = as_tensor_like(slope, x, "prelu")
     try:
         target = np.broadcast_shapes(tuple(slope.shape), tuple(x.shape))

@@ -11,7 +11,8 @@ import math
 
 from ..device import get_array_module
 from .base import Operation
-from .utils import unbroadcast, as_tensor_like, scalar_value, check_broadcast
+from .utils import (unbroadcast, as_tensor_like, scalar_value, check_broadcast,
+                    ignore_float_warnings)
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "maximum", "minimum",
@@ -109,7 +110,7 @@ class Pow(Operation):
         da = unbroadcast(dy * b * a ** (b - 1), a.shape) if need_a else None
         db = None
         if need_b:
-            with _quiet(xp):   # log(a) is nan for a < 0; where y = 0 the product is still nan
+            with ignore_float_warnings(xp):   # log(a) is nan for a < 0; where y = 0 the product is still nan
                 db = unbroadcast(dy * y * xp.log(a), b.shape)
         return da, db
 
@@ -145,20 +146,6 @@ def _split_extremum(dy, a_wins, tie, shape_a, shape_b, needs):
     share_a = a_wins.astype(dy.dtype) + tie.astype(dy.dtype) * 0.5
     return (unbroadcast(dy * share_a, shape_a) if needs[0] else None,
             unbroadcast(dy * (1 - share_a), shape_b) if needs[1] else None)
-
-
-class _quiet:
-    """Silence NumPy's floating-point warnings where a nan or inf is the honest answer."""
-
-    def __init__(self, xp):
-        self.xp = xp
-
-    def __enter__(self):
-        self.state = self.xp.seterr(all="ignore") if hasattr(self.xp, "seterr") else None
-
-    def __exit__(self, *exc):
-        if self.state is not None:
-            self.xp.seterr(**self.state)
 
 
 # ---------------------------------------------------------------- a tensor and a scalar

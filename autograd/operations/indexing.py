@@ -10,6 +10,7 @@ Their backward scatters dy back to the selected positions; a position selected s
 (array([3., 5.]), [[2.0, 0.0], [5.0, 3.0]])
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -109,20 +110,13 @@ class Gather(Operation):
     def backward(self, dy):
         xp = get_array_module(dy)
         shape, axis = self.input_shape, self.axis
-        before, after = _product(shape[:axis]), _product(shape[axis + 1:])
+        before, after = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
         count = self.indices.size
         # Bring the gathered positions to the front so that one scatter along axis 0 does it.
         rows = dy.reshape(before, count, after).transpose(1, 0, 2)
         dx = xp.zeros((shape[axis], before, after), self.input_dtype)
         _scatter_add(dx, self.indices.reshape(count), rows)
         return dx.transpose(1, 0, 2).reshape(shape)
-
-
-def _product(values):
-    result = 1
-    for n in values:
-        result *= n
-    return result
 
 
 def gather(x, axis, indices):

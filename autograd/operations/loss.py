@@ -19,7 +19,7 @@ import numpy as np
 
 from ..device import get_array_module, move_array
 from .base import Operation
-from .utils import as_tensor_like, scalar_value, out_of_range
+from .utils import as_tensor_like, scalar_value, out_of_range, ignore_float_warnings
 from .softmax import log_softmax_array
 from . import special
 
@@ -27,21 +27,6 @@ __all__ = [
     "softmax_cross_entropy", "cross_entropy", "nll_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "mse_loss",
 ]
-
-
-class _NullContext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _ignore_float_warnings(xp):
-    """log(0) = -inf is expected (and masked or clamped) where these losses call it; NumPy would
-    warn. CuPy never warns."""
-    errstate = getattr(xp, "errstate", None)
-    return errstate(divide="ignore", invalid="ignore") if errstate else _NullContext()
 
 
 def _is_labels(t):
@@ -163,7 +148,7 @@ class CrossEntropy(Operation):
             self.save_for_backward(p, t)
             total = xp.log(p[xp.arange(n), t]).sum()
         else:
-            with _ignore_float_warnings(xp):
+            with ignore_float_warnings(xp):
                 # 0 * log 0 is 0 here: a class with no target weight adds nothing
                 logp = xp.where(t == 0, 0, xp.log(p))
             self.save_for_backward(p, t, logp)
@@ -183,7 +168,7 @@ class CrossEntropy(Operation):
                 dp[rows, t] = -scale / p[rows, t]
             return dp, None
         if self.needs_input_grad[0]:
-            with _ignore_float_warnings(xp):
+            with ignore_float_warnings(xp):
                 dp = xp.where(t == 0, 0, t / p) * -scale
         if self.needs_input_grad[1]:
             dt = self.saved[2] * -scale
@@ -264,7 +249,7 @@ class BinaryCrossEntropy(Operation):
 
     def forward(self, p, t):
         xp = get_array_module(p)
-        with _ignore_float_warnings(xp):
+        with ignore_float_warnings(xp):
             log_p = xp.maximum(xp.log(p), -100)
             log_not_p = xp.maximum(xp.log1p(-p), -100)
         self.save_for_backward(p, t, log_p, log_not_p)

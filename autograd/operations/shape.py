@@ -2,12 +2,16 @@
 flatten, squeeze, unsqueeze, expand, tile, cat, split, pad). Indexing (getitem, gather, where)
 lives in ``indexing.py``.
 
->>> import numpy as np
+>>> import math
+
+import numpy as np
 >>> from autograd import Tensor
 >>> x = Tensor(data=np.arange(6.0).reshape(2, 3))
 >>> reshape(x, (3, -1)).shape, transpose(x).shape, cat([x, x], axis=1).shape
 ((3, 2), (3, 2), (2, 6))
 """
+import math
+
 import numpy as np
 
 from ..device import get_array_module
@@ -89,14 +93,7 @@ def flatten(x, axis=1):
         raise ValueError(f"flatten: axis {axis} is out of range [{-ndim}, {ndim}] for shape "
                          f"{tuple(x.shape)}")
     axis = int(axis) + ndim if axis < 0 else int(axis)
-    return Reshape((_product(x.shape[:axis]), _product(x.shape[axis:])))(x)
-
-
-def _product(values):
-    result = 1
-    for n in values:
-        result *= n
-    return result
+    return Reshape((math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))(x)
 
 
 def squeeze(x, axis=None):

@@ -7,14 +7,9 @@ array([0.5, 0.5], dtype=float32)
 """
 from ..device import get_array_module
 from .base import Operation
-from .utils import normalize_axes
+from .utils import normalize_axes, check_tensor
 
 __all__ = ["softmax", "log_softmax"]
-
-
-def _check_tensor(x, name):
-    if not hasattr(x, "creator"):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
 
 
 
@@ -63,7 +58,7 @@ def log_softmax_array(x, axis):
 
 
 def _single_axis(x, axis, name):
-    _check_tensor(x, name)
+    check_tensor(x, name)
     if not isinstance(axis, int) and not hasattr(axis, "__index__"):
         raise TypeError(f"{name}: axis must be an int, got {type(axis).__name__}")
     if x.ndim == 0:

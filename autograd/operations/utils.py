@@ -1,10 +1,11 @@
 """Helpers the operation modules share: broadcasting and turning constants into operands."""
+import contextlib
 import numbers
 
 import numpy as np
 
 __all__ = ["unbroadcast", "as_tensor_like", "scalar_value", "check_broadcast", "normalize_axes",
-           "out_of_range"]
+           "out_of_range", "check_tensor", "ignore_float_warnings"]
 
 
 def unbroadcast(grad, shape):
@@ -85,3 +86,16 @@ def out_of_range(values, low, high):
     if not bool(outside.any()):
         return None
     return int(values[outside].ravel()[0])
+
+
+def check_tensor(x, name):
+    """A TypeError naming the op unless ``x`` is a Tensor (a raw array or list is not)."""
+    if not hasattr(x, "creator"):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+
+
+def ignore_float_warnings(xp):
+    """A context that silences NumPy's divide/invalid warnings where an inf or nan is the
+    honest, handled result (CuPy never warns)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(divide="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
