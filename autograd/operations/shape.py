@@ -17,10 +17,10 @@ import numpy as np
 from ..device import get_array_module
 from .base import Operation
 from .indexing import getitem  # noqa: F401  (Tensor.__getitem__ finds it here)
-from .utils import normalize_axes, unbroadcast
+from .utils import normalize_axes, unbroadcast, axis_slice
 
 __all__ = ["reshape", "transpose", "flatten", "squeeze", "unsqueeze", "expand", "broadcast_to",
-           "tile", "cat", "concat", "split", "pad"]
+           "tile", "cat", "concat", "split"]
 
 
 def _axis(name, axis, ndim):
@@ -28,11 +28,6 @@ def _axis(name, axis, ndim):
     if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
         raise ValueError(f"{name}: axis {axis} is out of range for a {ndim}-d tensor")
     return int(axis) % ndim
-
-
-def _slice(axis, start, stop, step=None):
-    """An index selecting start:stop:step along ``axis`` and everything elsewhere."""
-    return (slice(None),) * axis + (slice(start, stop, step),)
 
 
 class Reshape(Operation):
@@ -261,7 +256,7 @@ class Concat(Operation):
     def backward(self, dy):
         grads, start = [], 0
         for size, need in zip(self.sizes, self.needs_input_grad):
-            grads.append(dy[_slice(self.axis, start, start + size)] if need else None)
+            grads.append(dy[axis_slice(self.axis, start, start + size)] if need else None)
             start += size
         return tuple(grads)
 
@@ -310,7 +305,7 @@ class Split(Operation):
     def forward(self, x):
         pieces, start = [], 0
         for size in self.sizes:
-            pieces.append(x[_slice(self.axis, start, start + size)])
+            pieces.append(x[axis_slice(self.axis, start, start + size)])
             start += size
         return tuple(pieces)
 
@@ -346,69 +341,3 @@ def split(x, axis, parts, num_output=None):
             raise ValueError(f"split: sizes {sizes} must be non-negative and sum to the length "
                              f"{length} of axis {axis} (shape {tuple(x.shape)})")
     return Split(axis, sizes)(x)
-
-
-class Pad(Operation):
-    """y = x with ``widths[i] = (begin, end)`` entries added around axis i: a constant, the
-    mirror image without the edge ("reflect") or copies of the edge ("edge").
-    dx = the middle of dy, plus (reflect, edge) the pad entries added back to their sources"""
-
-    def __init__(self, mode, widths, constant):
-        self.mode, self.widths, self.constant = mode, widths, constant
-
-    def forward(self, x):
-        self.input_shape = x.shape
-        xp = get_array_module(x)
-        if not self.widths:                   # a 0-d x, which xp.pad refuses
-            return x.copy()
-        if self.mode == "constant":
-            return xp.pad(x, self.widths, mode="constant", constant_values=self.constant)
-        return xp.pad(x, self.widths, mode=self.mode)
-
-    def backward(self, dy):
-        xp = get_array_module(dy)
-        grad = dy
-        for axis, ((begin, end), n) in enumerate(zip(self.widths, self.input_shape)):
-            if not begin and not end:
-                continue
-            middle = grad[_slice(axis, begin, begin + n)]
-            if self.mode != "constant":
-                middle = middle.copy()        # pad entries are added into it below
-                before = grad[_slice(axis, 0, begin)]
-                after = grad[_slice(axis, begin + n, None)]
-                if self.mode == "edge":
-                    middle[_slice(axis, 0, 1)] += before.sum(axis=axis, keepdims=True)
-                    middle[_slice(axis, n - 1, n)] += after.sum(axis=axis, keepdims=True)
-                else:                         # reflect: entry begin-j came from entry j
-                    middle[_slice(axis, 1, begin + 1)] += xp.flip(before, axis)
-                    middle[_slice(axis, n - 1 - end, n - 1)] += xp.flip(after, axis)
-            grad = middle
-        return grad
-
-
-def pad(x, mode="constant", pads=None, constant=0.0):
-    """SINGA/ONNX Pad: ``pads`` = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] entries added
-    before and after each axis; ``mode`` "constant" (filled with ``constant``), "reflect"
-    (mirrored, edge not repeated; pads must be smaller than the axis) or "edge".
-
-    >>> from autograd import Tensor
-    >>> pad(Tensor(data=[1.0, 2.0, 3.0]), "reflect", [2, 1]).to_numpy()
-    array([3., 2., 1., 2., 3., 2.], dtype=float32)
-    """
-    if mode not in ("constant", "reflect", "edge"):
-        raise ValueError(f"pad: mode must be 'constant', 'reflect' or 'edge', got {mode!r}")
-    ndim, shape = x.ndim, tuple(x.shape)
-    if pads is None or len(pads) != 2 * ndim:
-        raise ValueError(f"pad: pads needs {2 * ndim} values (begins then ends) for shape "
-                         f"{shape}, got {pads}")
-    pads = [int(p) for p in pads]
-    if any(p < 0 for p in pads):
-        raise ValueError(f"pad: pads must be non-negative, got {pads}")
-    widths = tuple(zip(pads[:ndim], pads[ndim:]))
-    for axis, ((begin, end), n) in enumerate(zip(widths, shape)):
-        if mode == "reflect" and (begin or end) and not (begin < n and end < n):
-            raise ValueError(f"pad: reflect needs pads smaller than the axis; axis {axis} of "
-                             f"shape {shape} has length {n}, pads ({begin}, {end})")
-        if mode == "edge" and (begin or end) and not n:
-            raise ValueError(f"pad: edge cannot pad the empty axis {axis} of shape {shape}")
-    return Pad(mode, widths, float(constant))(x)

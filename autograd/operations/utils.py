@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 __all__ = ["unbroadcast", "as_tensor_like", "scalar_value", "check_broadcast", "normalize_axes",
-           "out_of_range", "check_tensor", "ignore_float_warnings"]
+           "out_of_range", "check_tensor", "ignore_float_warnings", "axis_slice"]
 
 
 def unbroadcast(grad, shape):
@@ -99,3 +99,9 @@ def ignore_float_warnings(xp):
     honest, handled result (CuPy never warns)."""
     errstate = getattr(xp, "errstate", None)
     return errstate(divide="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
+
+
+def axis_slice(axis, start, stop, step=None):
+    """An index that takes ``start:stop:step`` along ``axis`` and everything of the axes before
+    it: ``x[axis_slice(1, 0, 2)]`` is ``x[:, 0:2]``."""
+    return (slice(None),) * axis + (slice(start, stop, step),)

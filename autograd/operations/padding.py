@@ -1,0 +1,78 @@
+"""pad: constant, reflect and edge padding with SINGA's (ONNX's) ``pads`` layout.
+
+>>> import numpy as np
+>>> from autograd import Tensor
+>>> pad(Tensor(data=np.ones((1, 2))), "constant", [0, 1, 0, 1]).to_numpy()
+array([[0., 1., 1., 0.]])
+"""
+from ..device import get_array_module
+from .base import Operation
+from .utils import axis_slice
+
+__all__ = ["pad"]
+
+
+class Pad(Operation):
+    """y = x with ``widths[i] = (begin, end)`` entries added around axis i: a constant, the
+    mirror image without the edge ("reflect") or copies of the edge ("edge").
+    dx = the middle of dy, plus (reflect, edge) the pad entries added back to their sources"""
+
+    def __init__(self, mode, widths, constant):
+        self.mode, self.widths, self.constant = mode, widths, constant
+
+    def forward(self, x):
+        self.input_shape = x.shape
+        xp = get_array_module(x)
+        if not self.widths:                   # a 0-d x, which xp.pad refuses
+            return x.copy()
+        if self.mode == "constant":
+            return xp.pad(x, self.widths, mode="constant", constant_values=self.constant)
+        return xp.pad(x, self.widths, mode=self.mode)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        grad = dy
+        for axis, ((begin, end), n) in enumerate(zip(self.widths, self.input_shape)):
+            if not begin and not end:
+                continue
+            middle = grad[axis_slice(axis, begin, begin + n)]
+            if self.mode != "constant":
+                middle = middle.copy()        # pad entries are added into it below
+                before = grad[axis_slice(axis, 0, begin)]
+                after = grad[axis_slice(axis, begin + n, None)]
+                if self.mode == "edge":
+                    middle[axis_slice(axis, 0, 1)] += before.sum(axis=axis, keepdims=True)
+                    middle[axis_slice(axis, n - 1, n)] += after.sum(axis=axis, keepdims=True)
+                else:                         # reflect: entry begin-j came from entry j
+                    middle[axis_slice(axis, 1, begin + 1)] += xp.flip(before, axis)
+                    middle[axis_slice(axis, n - 1 - end, n - 1)] += xp.flip(after, axis)
+            grad = middle
+        return grad
+
+
+def pad(x, mode="constant", pads=None, constant=0.0):
+    """SINGA/ONNX Pad: ``pads`` = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] entries added
+    before and after each axis; ``mode`` "constant" (filled with ``constant``), "reflect"
+    (mirrored, edge not repeated; pads must be smaller than the axis) or "edge".
+
+    >>> from autograd import Tensor
+    >>> pad(Tensor(data=[1.0, 2.0, 3.0]), "reflect", [2, 1]).to_numpy()
+    array([3., 2., 1., 2., 3., 2.], dtype=float32)
+    """
+    if mode not in ("constant", "reflect", "edge"):
+        raise ValueError(f"pad: mode must be 'constant', 'reflect' or 'edge', got {mode!r}")
+    ndim, shape = x.ndim, tuple(x.shape)
+    if pads is None or len(pads) != 2 * ndim:
+        raise ValueError(f"pad: pads needs {2 * ndim} values (begins then ends) for shape "
+                         f"{shape}, got {pads}")
+    pads = [int(p) for p in pads]
+    if any(p < 0 for p in pads):
+        raise ValueError(f"pad: pads must be non-negative, got {pads}")
+    widths = tuple(zip(pads[:ndim], pads[ndim:]))
+    for axis, ((begin, end), n) in enumerate(zip(widths, shape)):
+        if mode == "reflect" and (begin or end) and not (begin < n and end < n):
+            raise ValueError(f"pad: reflect needs pads smaller than the axis; axis {axis} of "
+                             f"shape {shape} has length {n}, pads ({begin}, {end})")
+        if mode == "edge" and (begin or end) and not n:
+            raise ValueError(f"pad: edge cannot pad the empty axis {axis} of shape {shape}")
+    return Pad(mode, widths, float(constant))(x)
