@@ -12,6 +12,7 @@ import numpy as np
 from ..operations import elementwise as elementwise_ops
 from ..operations import linalg
 from ..operations import pooling as pooling_ops
+from ..operations import padding as padding_ops
 from ..operations import shape as shape_ops
 from ..operations.im2col import output_size, pair, same_pads
 from ..tensor import Tensor
@@ -310,7 +311,7 @@ class Pooling2d(Layer):
             return pooling_ops.avg_pool2d(x, self.kernel_size, self.stride, (top, left),
                                           count_include_pad=self.count_include_pad)
         fill = -np.inf if self.is_max else 0.0
-        padded = shape_ops.pad(x, "constant", [0, 0, top, left, 0, 0, bottom, right], fill)
+        padded = padding_ops.pad(x, "constant", [0, 0, top, left, 0, 0, bottom, right], fill)
         if self.is_max:
             return pooling_ops.max_pool2d(padded, self.kernel_size, self.stride)
         y = pooling_ops.avg_pool2d(padded, self.kernel_size, self.stride)
