@@ -14,6 +14,7 @@ exactly like the named functions.
 import numpy as np
 
 from .device import Device, cpu, get_default_device, device_of_array, move_array
+from .tensor_inplace import InPlaceMethods
 from .operations import (elementwise, linalg, reduction, unary, comparison, indexing,
                          shape as shape_ops)
 
@@ -24,7 +25,7 @@ __all__ = ["Tensor", "from_numpy", "to_numpy", "zeros", "ones", "zeros_like", "o
 float32, float64, int32, int64 = np.float32, np.float64, np.int32, np.int64   # SINGA's names
 
 
-class Tensor:
+class Tensor(InPlaceMethods):
     """``Tensor(shape=None, data=None, device=None, dtype=None, requires_grad=True,
     stores_grad=False, creator=None, name=None)``
 
@@ -304,51 +305,6 @@ class Tensor:
         return comparison.not_equal(self, other)
 
     __lt__, __le__, __gt__, __ge__ = lt, le, gt, ge
-
-    # ------------------------------------------------------------ in place, not recorded
-    def _in_place(self, other, update, symbol):
-        """SINGA's in-place arithmetic: changes ``data`` and records nothing. A tensor that a
-        recorded operation produced is refused, since changing it would silently corrupt the
-        gradients of its graph."""
-        if self.creator is not None:
-            raise RuntimeError(
-                f"Tensor {symbol}: in-place arithmetic on a tensor produced by a recorded "
-                f"{type(self.creator).__name__} would corrupt its gradients; write "
-                f"y = y {symbol[0]} x instead")
-        value = other.data if isinstance(other, Tensor) else other
-        if isinstance(other, Tensor) and other.device is not self.device:
-            raise TypeError(f"Tensor {symbol}: other is on {other.device}, self on "
-                            f"{self.device}")
-        update(self.data, value)
-        return self
-
-    def __iadd__(self, other):
-        return self._in_place(other, lambda a, b: a.__iadd__(b), "+=")
-
-    def __isub__(self, other):
-        return self._in_place(other, lambda a, b: a.__isub__(b), "-=")
-
-    def __imul__(self, other):
-        return self._in_place(other, lambda a, b: a.__imul__(b), "*=")
-
-    def __itruediv__(self, other):
-        return self._in_place(other, lambda a, b: a.__itruediv__(b), "/=")
-
-    def copy_data(self, other):
-        """Copy ``other``'s values into this tensor's array in place (shapes must match)."""
-        value = other.data if isinstance(other, Tensor) else other
-        if tuple(value.shape) != self.shape:
-            raise ValueError(f"copy_data: expected shape {self.shape}, got {tuple(value.shape)}")
-        self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
-        return self
-
-    def bernoulli(self, p):
-        """Fill with 1.0 with probability ``p`` and 0.0 otherwise, in place; returns self."""
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"bernoulli: p must lie in [0, 1], got {p}")
-        draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
-        self.data[...] = draws < p
-        return self
 
 
 def from_numpy(array):

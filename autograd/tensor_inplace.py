@@ -1,0 +1,67 @@
+"""SINGA's in-place Tensor methods: ``+= -= *= /=``, ``copy_data`` and ``bernoulli``.
+
+They change a tensor's array and record nothing, as SINGA's do. Tensor inherits them from
+:class:`InPlaceMethods`; they live here because they are a family of their own: the rest of
+Tensor's operators are recorded operations.
+
+>>> from autograd import Tensor
+>>> w = Tensor(data=[1.0, 2.0], stores_grad=True)
+>>> w -= 0.5
+>>> w.to_numpy(), w.creator is None
+(array([0.5, 1.5], dtype=float32), True)
+"""
+import operator
+
+from .device import move_array
+
+__all__ = ["InPlaceMethods"]
+
+
+class InPlaceMethods:
+    """Unrecorded in-place arithmetic and fills for Tensor (see the module docstring)."""
+
+    __slots__ = ()          # Tensor is slotted: a mixin must not bring a __dict__
+
+    def _in_place(self, other, update, symbol):
+        """Apply ``update(self.data, other)``. A tensor that a recorded operation produced is
+        refused, since changing it would silently corrupt the gradients of its graph."""
+        if self.creator is not None:
+            raise RuntimeError(
+                f"Tensor {symbol}: in-place arithmetic on a tensor produced by a recorded "
+                f"{type(self.creator).__name__} would corrupt its gradients; write "
+                f"y = y {symbol[0]} x instead")
+        if hasattr(other, "creator"):
+            if other.device is not self.device:
+                raise TypeError(f"Tensor {symbol}: other is on {other.device}, self on "
+                                f"{self.device}")
+            other = other.data
+        update(self.data, other)
+        return self
+
+    def __iadd__(self, other):
+        return self._in_place(other, operator.iadd, "+=")
+
+    def __isub__(self, other):
+        return self._in_place(other, operator.isub, "-=")
+
+    def __imul__(self, other):
+        return self._in_place(other, operator.imul, "*=")
+
+    def __itruediv__(self, other):
+        return self._in_place(other, operator.itruediv, "/=")
+
+    def copy_data(self, other):
+        """Copy ``other``'s values into this tensor's array in place (shapes must match)."""
+        value = other.data if hasattr(other, "creator") else other
+        if tuple(value.shape) != self.shape:
+            raise ValueError(f"copy_data: expected shape {self.shape}, got {tuple(value.shape)}")
+        self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
+        return self
+
+    def bernoulli(self, p):
+        """Fill with 1.0 with probability ``p`` and 0.0 otherwise, in place; returns self."""
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"bernoulli: p must lie in [0, 1], got {p}")
+        draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
+        self.data[...] = draws < p
+        return self
