@@ -4,7 +4,10 @@ Every workload runs for autograd, the hand-written NumPy floor and PyTorch (when
 one process, interleaved: after warm-up, each repetition times every implementation once in
 turn, and the table reports the median over repetitions. The BLAS/OpenMP thread counts are set
 in the environment before NumPy or PyTorch is imported (hence the code above the imports), and
-``torch.set_num_threads`` matches them.
+``torch.set_num_threads`` and ``autograd.set_num_threads`` match them. ``OPENBLAS_THREAD_TIMEOUT``
+is set low (unless set already) so that OpenBLAS's idle workers sleep at once after a GEMM
+instead of spinning for 0.1 s against the next variant or autograd's own threads; it changes
+only NumPy's OpenBLAS (the floor and autograd), not PyTorch's MKL/OpenMP.
 """
 import os
 import sys
@@ -26,6 +29,7 @@ _NUMPY_LOADED_BEFORE = "numpy" in sys.modules
 if not _NUMPY_LOADED_BEFORE:
     for _variable in THREAD_VARIABLES:
         os.environ[_variable] = _threads_from_argv(sys.argv[1:])
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 if __package__ in (None, ""):        # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,6 +46,8 @@ import time               # noqa: E402
 import traceback          # noqa: E402
 
 import numpy as np        # noqa: E402
+
+import autograd           # noqa: E402
 
 from benchmarks import tape, mlp, mlp_layers, cnn, batchnorm, resnet, memory   # noqa: E402
 from benchmarks.common import Missing                                # noqa: E402
@@ -120,6 +126,8 @@ def thread_report(args, torch):
     report = {name: os.environ.get(name) for name in THREAD_VARIABLES}
     report["numpy_openblas"] = openblas_threads()
     report["torch"] = torch.get_num_threads() if torch is not None else None
+    report["autograd"] = autograd.get_num_threads()
+    report["OPENBLAS_THREAD_TIMEOUT"] = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
     report["requested"] = args.threads
     return report
 
@@ -284,7 +292,7 @@ def main(argv=None):
                                cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     args = parse_args(argv)
     torch, torch_version = load_torch(args)
-    import autograd
+    autograd.set_num_threads(args.threads)
     selected = args.only or [w.NAME for w in WORKLOADS] + [memory.NAME]
     results = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..device import get_array_module
+from .. import threads
 from .base import Operation
 from .utils import unbroadcast, as_tensor_like, check_tensor
 from . import special
@@ -60,13 +61,22 @@ class ReLU(Operation):
     """y = max(x, 0), elementwise.   dx = dy where y > 0, else 0"""
 
     def forward(self, x):
-        y = get_array_module(x).maximum(x, 0)
+        xp = get_array_module(x)
+        y = threads.elementwise(_relu, xp.empty_like(x), x)
         self.save_for_backward(y)
         return y
 
     def backward(self, dy):
         (y,) = self.saved
-        return dy * (y > 0)
+        return threads.elementwise(_relu_gradient, get_array_module(dy).empty_like(dy), dy, y)
+
+
+def _relu(out, x):
+    get_array_module(x).maximum(x, 0, out=out)
+
+
+def _relu_gradient(out, dy, y):
+    get_array_module(dy).multiply(dy, y > 0, out=out)
 
 
 def tanh(x):

@@ -24,6 +24,7 @@ array([[4., 4.],
 import numbers
 
 from ..device import get_array_module
+from .. import threads
 from .base import Operation
 from .im2col import pair, output_size, same_pads, pad2d, unpad2d, offset_slice, columns
 
@@ -71,7 +72,7 @@ class Conv2d(Operation):
         dx = dW = db = None
         if needs[1]:
             # dy channels first, (G, O/G, N*OH*OW), to meet the columns' layout (a small copy).
-            dy_groups = xp.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(
+            dy_groups = threads.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(
                 groups, out_channels // groups, -1)
             dW = xp.matmul(dy_groups, cols.transpose(0, 2, 1)).reshape(self.weight_shape)
         if needs[0]:
@@ -111,7 +112,7 @@ class Conv2d(Operation):
         pads_h, pads_w = self._transposed_pads()
         flipped = W[:, :, ::-1, ::-1].reshape(groups, out_channels // groups, group_channels,
                                                kh, kw)
-        weights = xp.ascontiguousarray(flipped.transpose(0, 2, 1, 3, 4)).reshape(
+        weights = threads.ascontiguousarray(flipped.transpose(0, 2, 1, 3, 4)).reshape(
             groups, group_channels, -1)
         dy_cols = columns(pad2d(dy, pads_h, pads_w), (kh, kw), (h, w), (1, 1), self.dilation,
                           groups)
@@ -122,7 +123,7 @@ class Conv2d(Operation):
         groups = self.groups
         n, c, padded_h, padded_w = self.padded_shape
         out_h, out_w = self.out_size
-        dy_groups = xp.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(
+        dy_groups = threads.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(
             groups, out_channels // groups, -1)
         weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
         dcols = xp.matmul(weights.transpose(0, 2, 1), dy_groups)
@@ -135,14 +136,14 @@ class Conv2d(Operation):
                 dpadded[offset_slice(i, j, out_h, out_w, self.stride, self.dilation)] += \
                     dcols[:, i, j]
         dx = unpad2d(dpadded, self.pads_h, self.pads_w)
-        return xp.ascontiguousarray(dx.transpose(1, 0, 2, 3))
+        return threads.ascontiguousarray(dx.transpose(1, 0, 2, 3))
 
 
 def _grouped_product(xp, weights, cols, channels_first_shape):
     """weights (G, O/G, K) @ cols (G, K, N*OH*OW), one GEMM per group, returned as NCHW
     (N, O, OH, OW) from ``channels_first_shape`` (O, N, OH, OW) with one transposing copy."""
     product = xp.matmul(weights, cols).reshape(channels_first_shape)
-    return xp.ascontiguousarray(product.transpose(1, 0, 2, 3))
+    return threads.ascontiguousarray(product.transpose(1, 0, 2, 3))
 
 
 def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NOTSET"):

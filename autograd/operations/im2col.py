@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from ..device import get_array_module
+from .. import threads
 
 __all__ = []     # internal helpers, not part of the public API
 
@@ -75,7 +76,7 @@ def pad2d(x, pads_h, pads_w, value=0.0):
     padded[:, :, h + pads_h[0]:] = value
     padded[:, :, :, :pads_w[0]] = value
     padded[:, :, :, w + pads_w[0]:] = value
-    padded[:, :, pads_h[0]:pads_h[0] + h, pads_w[0]:pads_w[0] + w] = x
+    threads.copy(padded[:, :, pads_h[0]:pads_h[0] + h, pads_w[0]:pads_w[0] + w], x)
     return padded
 
 
@@ -114,7 +115,7 @@ def columns(padded, kernel, out_size, stride, dilation, groups):
     n, c = padded.shape[:2]
     windows = window_view(padded, kernel, out_size, stride, dilation)
     cols = reusable_empty(xp, (c, kernel[0], kernel[1], n) + tuple(out_size), padded.dtype)
-    cols[...] = windows.transpose(1, 2, 3, 0, 4, 5)
+    threads.copy(cols, windows.transpose(1, 2, 3, 0, 4, 5))
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], -1)
 
 

@@ -16,6 +16,7 @@ import numbers
 
 from ..device import get_array_module
 from ..graph import config
+from .. import threads
 from .base import Operation
 
 __all__ = ["batch_norm", "layer_norm"]
@@ -38,20 +39,34 @@ class BatchNorm(Operation):
         count = x.size // channels
         # Everything runs on an (N, C, H*W) view: per-channel sums are einsum passes with no
         # temporary array, and per-channel factors are (1, C, H*W) rows (see _channel_rows).
+        # Channels are independent, so the threads take a range of channels each.
         pixels = x.reshape(n, channels, -1)
         length = pixels.shape[2]
-        if self.training:
-            mean = xp.einsum("ncl->c", pixels) / count
-            centered = pixels - _channel_rows(mean, length)
-            # var from the centred values (a second pass): no cancellation in float32
-            var = xp.einsum("ncl,ncl->c", centered, centered) / count
-            self._update_running(mean, var, count)
+        training = self.training
+        if training:
+            mean, var = xp.empty(channels, x.dtype), xp.empty(channels, x.dtype)
         else:
-            mean, var = self.running_mean, self.running_var
-            centered = pixels - _channel_rows(mean.astype(x.dtype, copy=False), length)
-        invstd = 1.0 / xp.sqrt(var.astype(x.dtype, copy=False) + self.eps)
-        y = centered * _channel_rows(scale * invstd, length)
-        y += _channel_rows(bias, length)
+            mean = self.running_mean.astype(x.dtype, copy=False)
+            var = self.running_var.astype(x.dtype, copy=False)
+        centered, y = xp.empty_like(pixels), xp.empty_like(pixels)
+        invstd = xp.empty(channels, x.dtype)
+
+        def normalise_channels(start, stop):
+            part, centered_part = pixels[:, start:stop], centered[:, start:stop]
+            if training:
+                mean[start:stop] = xp.einsum("ncl->c", part) / count
+            xp.subtract(part, _channel_rows(mean[start:stop], length), out=centered_part)
+            if training:
+                # var from the centred values (a second pass): no cancellation in float32
+                var[start:stop] = xp.einsum("ncl,ncl->c", centered_part, centered_part) / count
+            invstd[start:stop] = 1.0 / xp.sqrt(var[start:stop] + self.eps)
+            gain = _channel_rows(scale[start:stop] * invstd[start:stop], length)
+            xp.multiply(centered_part, gain, out=y[:, start:stop])
+            y[:, start:stop] += _channel_rows(bias[start:stop], length)
+
+        threads.parallel_for(normalise_channels, channels, x.size)
+        if training:
+            self._update_running(mean, var, count)
         self.save_for_backward(centered, invstd, scale)
         return y.reshape(x.shape)
 
@@ -70,22 +85,37 @@ class BatchNorm(Operation):
         xp = get_array_module(dy)
         n, channels, length = centered.shape
         count = dy.size // channels
+        training = self.training
         dy_pixels = dy.reshape(centered.shape)
-        dbias = xp.einsum("ncl->c", dy_pixels)
-        # xhat = centered * invstd is never formed: the constants fold into per-channel factors.
-        dscale = xp.einsum("ncl,ncl->c", dy_pixels, centered) * invstd
-        dx = None
-        if needs[0]:
-            gain = _channel_rows(scale * invstd, length)
-            if self.training:
+        dbias, dscale = xp.empty(channels, dy.dtype), xp.empty(channels, dy.dtype)
+        dx = xp.empty(centered.shape, dy.dtype) if needs[0] else None
+
+        def channel_gradients(start, stop):
+            dy_part, centered_part = dy_pixels[:, start:stop], centered[:, start:stop]
+            invstd_part = invstd[start:stop]
+            dbias[start:stop] = part_dbias = xp.einsum("ncl->c", dy_part)
+            # xhat = centered * invstd is never formed: the constants fold into per-channel
+            # factors.
+            dscale[start:stop] = part_dscale = (
+                xp.einsum("ncl,ncl->c", dy_part, centered_part) * invstd_part)
+            if dx is None:
+                return
+            dx_part = dx[:, start:stop]
+            gain = _channel_rows(scale[start:stop] * invstd_part, length)
+            if training:
                 # dx = gain * (dy - dbias / M - centered * invstd * dscale / M), built in place
-                # from the centred term: four passes and no temporary (five with one before)
-                dx = centered * _channel_rows(-(invstd * dscale / count), length)
-                dx += dy_pixels
-                dx -= _channel_rows(dbias / count, length)
-                dx *= gain
+                # from the centred term: four passes and no temporary
+                xp.multiply(centered_part,
+                            _channel_rows(-(invstd_part * part_dscale / count), length),
+                            out=dx_part)
+                dx_part += dy_part
+                dx_part -= _channel_rows(part_dbias / count, length)
+                dx_part *= gain
             else:
-                dx = dy_pixels * gain
+                xp.multiply(dy_part, gain, out=dx_part)
+
+        threads.parallel_for(channel_gradients, channels, dy.size)
+        if dx is not None:
             dx = dx.reshape(dy.shape)
         return dx, (dscale if needs[1] else None), (dbias if needs[2] else None)
 

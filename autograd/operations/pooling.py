@@ -19,6 +19,7 @@ array([[ 2.5,  4.5],
 import numpy as np
 
 from ..device import get_array_module
+from .. import threads
 from .base import Operation
 from .im2col import pair, output_size, pad2d, unpad2d, offset_slice, same_pads
 
@@ -73,18 +74,27 @@ class MaxPool2d(_Pool2d):
         xp = get_array_module(x)
         padded = pad2d(x, self.pads_h, self.pads_w, -np.inf)
         offsets = self.offset_slices()
-        y = padded[offsets[0]].copy()
-        # Which kernel offset (row-major) holds each window's first maximum: backward needs only
-        # this small integer array, not x and y, and routes dy with one comparison per offset
-        # (comparing x with y again in backward, plus a mask against ties, was 1.5x slower).
-        winner = xp.zeros(y.shape, np.uint8 if len(offsets) < 256 else np.int32)
-        for k, index in enumerate(offsets[1:], 1):
-            # One strided read into a contiguous copy: two passes over the strided view cost more
-            candidate = xp.ascontiguousarray(padded[index])
-            greater = candidate > y          # strictly: a tie keeps the earlier offset
-            xp.maximum(y, candidate, out=y)
-            # winner < k so far: the maximum takes k exactly where this offset is greater
-            xp.maximum(winner, greater * winner.dtype.type(k), out=winner)
+        y = xp.empty(x.shape[:2] + self.out_size, x.dtype)
+        winner = xp.empty(y.shape, np.uint8 if len(offsets) < 256 else np.int32)
+
+        def pool_images(start, stop):          # images [start, stop), one chunk per thread
+            images = padded[start:stop]
+            y_part, winner_part = y[start:stop], winner[start:stop]
+            y_part[...] = images[offsets[0]]
+            winner_part.fill(0)
+            # Which kernel offset (row-major) holds each window's first maximum: backward needs
+            # only this small integer array, not x and y, and routes dy with one comparison per
+            # offset (comparing x with y again in backward, plus a mask against ties, was 1.5x
+            # slower).
+            for k, index in enumerate(offsets[1:], 1):
+                # One strided read into a contiguous copy: two passes over the view cost more
+                candidate = xp.ascontiguousarray(images[index])
+                greater = candidate > y_part       # strictly: a tie keeps the earlier offset
+                xp.maximum(y_part, candidate, out=y_part)
+                # winner < k so far: the maximum takes k exactly where this offset is greater
+                xp.maximum(winner_part, greater * winner.dtype.type(k), out=winner_part)
+
+        threads.parallel_for(pool_images, x.shape[0], padded.size)
         self.save_for_backward(winner)
         self.padded_shape = padded.shape
         return y
@@ -98,11 +108,18 @@ class MaxPool2d(_Pool2d):
             self.out_size[0] * kh, self.out_size[1] * kw)
         # Windows that tile the input exactly write every element once: no zeroing needed.
         dpadded = (xp.empty if tiled else xp.zeros)(self.padded_shape, dy.dtype)
-        for k, index in enumerate(self.offset_slices()):
-            if disjoint:
-                xp.multiply(dy, winner == k, out=dpadded[index])
-            else:
-                dpadded[index] += dy * (winner == k)
+        offsets = self.offset_slices()
+
+        def route_images(start, stop):         # images [start, stop), one chunk per thread
+            dy_part, winner_part = dy[start:stop], winner[start:stop]
+            dpadded_part = dpadded[start:stop]
+            for k, index in enumerate(offsets):
+                if disjoint:
+                    xp.multiply(dy_part, winner_part == k, out=dpadded_part[index])
+                else:
+                    dpadded_part[index] += dy_part * (winner_part == k)
+
+        threads.parallel_for(route_images, dy.shape[0], dpadded.size)
         return unpad2d(dpadded, self.pads_h, self.pads_w)
 
 

@@ -1,0 +1,173 @@
+"""Intra-op threads: the memory-bound NumPy passes of large arrays (strided copies, elementwise
+arithmetic, per-channel sums) split into chunks that run at once on a small pool of threads.
+
+NumPy releases the GIL inside its copy and ufunc loops, so two threads copying two halves of an
+array take about half the time of one. OpenBLAS already threads the GEMMs; everything around
+them (im2col copies, layout transposes, pooling, BatchNorm and activation passes) is
+single-threaded NumPy, which on 2 cores left one core idle for half of a convolutional step.
+CuPy arrays never go through here: the GPU parallelises each kernel itself.
+
+The thread count is :func:`get_num_threads` (from ``AUTOGRAD_NUM_THREADS``, else
+``OMP_NUM_THREADS``, else the CPUs this process may use, at most 8: copies stop scaling well
+before that); :func:`set_num_threads` changes it, and 1 turns intra-op threading off.
+
+>>> import numpy as np
+
+from .device import get_array_module
+>>> source = np.arange(12.0).reshape(3, 4)
+>>> destination = np.empty((4, 3))
+>>> copy(destination, source.T)      # a transposing copy, in chunks when large
+>>> bool((destination == source.T).all())
+True
+"""
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
+
+import numpy as np
+
+__all__ = ["set_num_threads", "get_num_threads"]
+
+# Below this many elements a pass takes under ~0.1 ms, and handing a chunk to a thread (~20-50 us
+# round trip) would eat what splitting saves.
+MIN_PARALLEL_ELEMENTS = 1 << 17
+_MAX_DEFAULT_THREADS = 8
+
+
+def _default_num_threads():
+    for variable in ("AUTOGRAD_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(variable, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:                      # macOS and Windows have no affinity call
+        available = os.cpu_count() or 1
+    return max(1, min(available, _MAX_DEFAULT_THREADS))
+
+
+_num_threads = _default_num_threads()
+_pool = None
+_pool_lock = threading.Lock()
+_inside = threading.local()          # set in pool workers: a nested split runs serially
+
+
+def set_num_threads(count):
+    """Use ``count`` threads (a positive int) for autograd's own CPU passes; 1 turns them off.
+    BLAS threads are set apart (``OPENBLAS_NUM_THREADS`` & co.); set both to the same count.
+
+    >>> import autograd
+    >>> previous = autograd.get_num_threads()
+    >>> autograd.set_num_threads(1); autograd.get_num_threads()
+    1
+    >>> autograd.set_num_threads(previous)
+    """
+    global _num_threads, _pool
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(f"set_num_threads: expected a positive int, got {count!r}")
+    with _pool_lock:
+        if int(count) != _num_threads and _pool is not None:
+            _pool.shutdown(wait=True)
+            _pool = None
+        _num_threads = int(count)
+
+
+def get_num_threads():
+    """How many threads autograd's own CPU passes use (see :func:`set_num_threads`)."""
+    return _num_threads
+
+
+def _executor():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_num_threads - 1, thread_name_prefix="autograd-intraop",
+                                       initializer=_mark_worker)
+        return _pool
+
+
+def _mark_worker():
+    _inside.worker = True
+
+
+def parallel_for(function, length, elements):
+    """Call ``function(start, stop)`` over ``range(length)`` cut into contiguous chunks, one per
+    thread, at once; the calling thread runs the first chunk. ``elements`` is the pass's size: a
+    small pass (or one thread, or a call from inside a worker) makes one call over the whole range.
+    Every chunk has finished when this returns; the first exception raised is raised again."""
+    parts = min(_num_threads, length)
+    if parts < 2 or elements < MIN_PARALLEL_ELEMENTS or getattr(_inside, "worker", False):
+        function(0, length)
+        return
+    bounds = [length * k // parts for k in range(parts + 1)]
+    executor = _executor()
+    futures = [executor.submit(function, bounds[k], bounds[k + 1]) for k in range(1, parts)]
+    try:
+        function(bounds[0], bounds[1])
+    finally:
+        wait(futures)           # no chunk may still be writing when the caller goes on
+    for future in futures:
+        future.result()
+
+
+def split_axis(shape, threads=None):
+    """The first axis of ``shape`` long enough to give every thread a chunk (the outermost such
+    axis, so chunks are large contiguous blocks), or 0 when none is."""
+    threads = threads or _num_threads
+    for axis, size in enumerate(shape):
+        if size >= threads:
+            return axis
+    return 0
+
+
+def copy(destination, source):
+    """``destination[...] = source`` (same shape; NumPy or CuPy), split across the threads along
+    the destination's outermost long-enough axis when both are large NumPy arrays."""
+    if (type(destination) is not np.ndarray or destination.size < MIN_PARALLEL_ELEMENTS
+            or destination.ndim == 0):
+        destination[...] = source
+        return
+    axis = split_axis(destination.shape)
+    prefix = (slice(None),) * axis
+
+    def copy_chunk(start, stop):
+        index = prefix + (slice(start, stop),)
+        destination[index] = source[index]
+
+    parallel_for(copy_chunk, destination.shape[axis], destination.size)
+
+
+def ascontiguousarray(array):
+    """A C-contiguous copy of ``array`` (``array`` itself when already contiguous), as
+    ``xp.ascontiguousarray``, with the copy split across the threads when large."""
+    if type(array) is not np.ndarray:
+        return get_array_module(array).ascontiguousarray(array)
+    if array.flags.c_contiguous:
+        return array
+    result = np.empty(array.shape, array.dtype)
+    copy(result, array)
+    return result
+
+
+def elementwise(function, out, *arrays):
+    """Run ``function(out, *arrays)``, which writes an elementwise result into ``out``, on
+    matching chunks of ``out`` and ``arrays`` (all of ``out``'s shape) along the outermost
+    long-enough axis, split across the threads when ``out`` is a large NumPy array. Returns out.
+
+    >>> x = np.arange(-3.0, 3.0)
+    >>> elementwise(lambda out, x: np.maximum(x, 0, out=out), np.empty_like(x), x)
+    array([0., 0., 0., 0., 1., 2.])
+    """
+    if (type(out) is not np.ndarray or out.size < MIN_PARALLEL_ELEMENTS or _num_threads < 2
+            or out.ndim == 0):
+        function(out, *arrays)
+        return out
+    axis = split_axis(out.shape)
+    prefix = (slice(None),) * axis
+
+    def run_chunk(start, stop):
+        index = prefix + (slice(start, stop),)
+        function(out[index], *(array[index] for array in arrays))
+
+    parallel_for(run_chunk, out.shape[axis], out.size)
+    return out

@@ -1,0 +1,116 @@
+"""Intra-op threads: the chunking helpers, and every threaded op checked again with threading
+forced on tiny arrays against the same independent references (direct loops, NumPy formulas,
+finite differences) as in its own test module."""
+import threading
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import autograd
+from autograd import threads
+from tests.opcase import check_case
+from tests.operations import test_activation, test_conv, test_normalization, test_pooling
+
+
+@pytest.fixture
+def forced_threads(monkeypatch):
+    """Three threads and no size floor: every pass that can split does, even on 2x3 arrays."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(3)
+    yield
+    autograd.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, True, "2"])
+def test_set_num_threads_rejects_what_is_not_a_positive_int(count):
+    with pytest.raises(ValueError, match="set_num_threads: expected a positive int"):
+        autograd.set_num_threads(count)
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 7, 100])
+def test_parallel_for_covers_the_range_once_in_contiguous_chunks(forced_threads, length):
+    calls, lock = [], threading.Lock()
+
+    def record(start, stop):
+        with lock:
+            calls.append((start, stop, threading.get_ident()))
+
+    threads.parallel_for(record, length, elements=length)
+    covered = sorted(index for start, stop, _ in calls for index in range(start, stop))
+    assert covered == list(range(length))
+    assert len(calls) == min(3, length)
+    assert threading.get_ident() in {ident for _, _, ident in calls}   # the caller takes a share
+
+
+def test_parallel_for_waits_for_every_chunk_before_raising(forced_threads):
+    finished = []
+
+    def work(start, stop):
+        if start == 0:
+            raise RuntimeError("chunk 0 failed")
+        time.sleep(0.05)
+        finished.append(start)
+
+    with pytest.raises(RuntimeError, match="chunk 0 failed"):
+        threads.parallel_for(work, 3, elements=3)
+    assert sorted(finished) == [1, 2]          # no chunk still running after the raise
+
+
+def test_small_passes_and_one_thread_run_in_the_calling_thread(monkeypatch):
+    idents = []
+    threads.parallel_for(lambda a, b: idents.append(threading.get_ident()), 8, elements=8)
+    assert idents == [threading.get_ident()]          # below MIN_PARALLEL_ELEMENTS
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(1)
+    try:
+        threads.parallel_for(lambda a, b: idents.append((a, b)), 8, elements=8)
+    finally:
+        autograd.set_num_threads(previous)
+    assert idents[1:] == [(0, 8)]
+
+
+def test_copy_and_ascontiguousarray_of_strided_views(forced_threads):
+    source = np.arange(2 * 5 * 7, dtype=np.float32).reshape(2, 5, 7)
+    for view in (source.transpose(2, 0, 1), source[:, ::2, 1:], source[::-1]):
+        result = threads.ascontiguousarray(view)
+        assert result.flags.c_contiguous and result.dtype == view.dtype
+        np.testing.assert_array_equal(result, view)
+        destination = np.zeros(view.shape, np.float32)
+        threads.copy(destination, view)
+        np.testing.assert_array_equal(destination, view)
+    assert threads.ascontiguousarray(source) is source
+
+
+def test_elementwise_matches_the_whole_array_call(forced_threads):
+    x = np.random.default_rng(0).normal(size=(5, 4, 3)).transpose(1, 2, 0)
+    out = threads.elementwise(lambda out, x: np.maximum(x, 0, out=out), np.empty_like(x), x)
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+
+
+def test_split_axis_prefers_the_outermost_axis_with_a_chunk_for_every_thread():
+    assert threads.split_axis((1, 3, 8, 2), threads=3) == 1
+    assert threads.split_axis((4, 3), threads=3) == 0
+    assert threads.split_axis((1, 2), threads=3) == 0
+
+
+@given(data=st.data())
+def _relu_case(data):
+    check_case(next(case for case in test_activation.CASES if str(case) == "relu"), data)
+
+
+@pytest.mark.parametrize("test", [
+    _relu_case,
+    test_activation.test_relu_gradient_is_zero_at_zero_and_keeps_dy_elsewhere,
+    test_conv.test_forward_matches_direct_loops_and_float32_is_kept,
+    test_conv.test_gradients_match_finite_differences,
+    test_pooling.test_max_pool_matches_loops_and_gradcheck,
+    test_pooling.test_max_pool_ties_give_the_gradient_once_to_the_first_maximum,
+    test_normalization.test_batch_norm_training_output_and_running_statistics,
+    test_normalization.test_batch_norm_eval_uses_running_statistics_and_leaves_them,
+], ids=lambda test: test.__name__)
+def test_threaded_ops_pass_their_own_reference_tests(forced_threads, test):
+    test()
