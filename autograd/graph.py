@@ -202,23 +202,24 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
         yield y, wrap(dy, y.device)
     slots = [None] * len(root.output_shapes) if root.output_shapes else [None]
     slots[y.output_index] = dy
-    output_grads = {root: slots}
+    output_grads = {}           # op -> gradients of its outputs, while consumers remain
     tensor_grads = {}
     debug = config.debug
-    ready = [root]
+    ready = [(root, slots)]     # ops whose every consumer has run, with their output gradients
     del dy, slots
     while ready:
-        op = ready.pop()
-        grads = output_grads.pop(op)
+        op, grads = ready.pop()
         edges = op.input_edges
         if len(grads) == 1:
-            flowing = grads[0] is not None
+            gradient = grads[0]
+            flowing = gradient is not None
         else:
             flowing = any(g is not None for g in grads)
             if flowing and any(g is None for g in grads):
                 grads = _fill_missing(op, grads)
         if flowing:
-            input_grads = op.backward(*grads)
+            # one output: a plain call, cheaper than unpacking a list into arguments
+            input_grads = op.backward(gradient) if len(grads) == 1 else op.backward(*grads)
             if type(input_grads) is not tuple:
                 input_grads = tuple(input_grads) if type(input_grads) is list else (input_grads,)
             if len(input_grads) != len(edges):
@@ -263,6 +264,17 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
                 yield tensor, wrap(gradient, tensor.device)
             if source is None:
                 continue
+            remaining = op_consumers[source] - 1
+            if not remaining and source.output_shapes is None:
+                # The last consumer of a one-output op (every op of a chain): it is ready, and
+                # its gradient skips the dict unless earlier consumers left a partial sum.
+                slots = output_grads.pop(source, None)
+                if slots is not None and slots[0] is not None:
+                    gradient = slots[0] if gradient is None else slots[0] + gradient
+                ready.append((source, [gradient]))
+                slots = None
+                continue
+            op_consumers[source] = remaining
             slots = output_grads.get(source)
             if slots is None:
                 slots = [None] * len(source.output_shapes) if source.output_shapes else [None]
@@ -274,10 +286,8 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
                     slots[output_index] = total + gradient
                 elif gradient is not None:
                     slots[output_index] = gradient
-            remaining = op_consumers[source] - 1
-            op_consumers[source] = remaining
             if not remaining:
-                ready.append(source)
+                ready.append((source, output_grads.pop(source)))
             slots = total = None      # a paused walk must not keep consumed gradients alive
         del input_grads, gradient
 

@@ -20,9 +20,28 @@ links the outputs to it so that ``autograd.backward`` can call its backward late
 import os
 import traceback
 
+import numpy as np
+
 from ..graph import config, thread_state, check_finite
 
 __all__ = ["Operation"]
+
+
+def new_tensor(cls, data, device, creator, output_index):
+    """A ``cls`` (Tensor) holding ``data``, made by ``creator``'s output ``output_index``: the
+    fast constructor for op outputs and gradients (no argument checks, no copy); it is
+    ``Tensor.from_operation``."""
+    if type(data) is not np.ndarray and isinstance(data, np.generic):
+        data = np.asarray(data)           # NumPy reductions return scalars, not 0-d arrays
+    t = object.__new__(cls)
+    t.data = data
+    t.device = device
+    t.creator = creator
+    t.output_index = output_index
+    t.requires_grad = creator is not None
+    t.stores_grad = False
+    t.name = None
+    return t
 
 
 class Operation:
@@ -70,27 +89,28 @@ class Operation:
         try:
             array = x.data
             device = x.device
-            make = type(x).from_operation
-            record = (config.training and thread_state.grad_enabled and x.requires_grad and
+            cls = type(x)
+            record = (x.requires_grad and config.training and thread_state.grad_enabled and
                       (x.stores_grad or x.creator is not None))
         except AttributeError:
             raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
                             f"({type(x).__name__})") from None
-        self.recording = record
         if record:
             self.needs_input_grad = (True,)
+        else:
+            self.recording = False      # the class says True: one attribute write saved per op
         if config.debug:
             self.created_at = _user_line()
         outputs = self.forward(array)
         if type(outputs) is tuple:
-            return self._wrap_outputs(outputs, (x,), [array], [record], device, make, record)
+            return self._wrap_outputs(outputs, (x,), [array], [record], device, cls, record)
         if config.debug:
             check_finite(self, (outputs,), "forward")
         if not record:
-            return make(outputs, device, None, 0)
+            return new_tensor(cls, outputs, device, None, 0)
         self.input_edges = [(x.creator, x.output_index, x if x.stores_grad else None,
                              array.shape, array.dtype)]
-        return make(outputs, device, self, 0)
+        return new_tensor(cls, outputs, device, self, 0)
 
     def _call_many(self, inputs):
         """``__call__`` for several inputs. Plain loops: a comprehension costs a call."""
@@ -100,41 +120,42 @@ class Operation:
         try:
             for t in inputs:
                 arrays.append(t.data)
-                needs.append(record and t.requires_grad and
+                needs.append(t.requires_grad and record and
                              (t.stores_grad or t.creator is not None))
             first = inputs[0]
             device = first.device
-            make = type(first).from_operation
+            cls = type(first)
             if len(inputs) > 1:
                 _check_compatible(self, inputs, arrays)
         except (AttributeError, IndexError):
             raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
                             f"({', '.join(type(t).__name__ for t in inputs)})") from None
         record = record and True in needs
-        self.recording = record
         if record:
             self.needs_input_grad = tuple(needs)
+        else:
+            self.recording = False
         if config.debug:
             self.created_at = _user_line()
         outputs = self.forward(*arrays)
         if type(outputs) is tuple:
-            return self._wrap_outputs(outputs, inputs, arrays, needs, device, make, record)
+            return self._wrap_outputs(outputs, inputs, arrays, needs, device, cls, record)
         if config.debug:
             check_finite(self, (outputs,), "forward")
         if not record:
-            return make(outputs, device, None, 0)
+            return new_tensor(cls, outputs, device, None, 0)
         self.input_edges = _edges(inputs, arrays, needs)
-        return make(outputs, device, self, 0)
+        return new_tensor(cls, outputs, device, self, 0)
 
-    def _wrap_outputs(self, outputs, inputs, arrays, needs, device, make, record):
+    def _wrap_outputs(self, outputs, inputs, arrays, needs, device, cls, record):
         """Several outputs: each becomes a Tensor whose output_index says which it is."""
         if config.debug:
             check_finite(self, outputs, "forward")
         if not record:
-            return tuple([make(o, device, None, 0) for o in outputs])
+            return tuple([new_tensor(cls, o, device, None, 0) for o in outputs])
         self.input_edges = _edges(inputs, arrays, needs)
         self.output_shapes = [(o.shape, o.dtype) for o in outputs]
-        return tuple([make(o, device, self, i) for i, o in enumerate(outputs)])
+        return tuple([new_tensor(cls, o, device, self, i) for i, o in enumerate(outputs)])
 
 
 def _edges(inputs, arrays, needs):
