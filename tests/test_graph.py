@@ -371,6 +371,30 @@ def test_no_grad_is_thread_local():
     np.testing.assert_array_equal(g.data, [2.0, 2.0])
 
 
+def test_every_thread_records_flag_follows_nested_no_grad_enable_grad_and_training():
+    from autograd.graph import config
+    w = _param([1.0])
+    assert config.every_thread_records
+    with autograd.no_grad():
+        assert not config.every_thread_records and (w * 2.0).creator is None
+        with autograd.no_grad():
+            assert (w * 2.0).creator is None
+        with autograd.enable_grad():
+            assert config.every_thread_records and (w * 2.0).creator is not None
+        assert not config.every_thread_records and (w * 2.0).creator is None
+    assert config.every_thread_records
+    with pytest.raises(ZeroDivisionError):
+        with autograd.no_grad():
+            1 / 0
+    assert config.every_thread_records and (w * 2.0).creator is not None
+    autograd.training = False
+    try:
+        assert not config.every_thread_records and (w * 2.0).creator is None
+    finally:
+        autograd.training = True
+    assert config.every_thread_records and (w * 2.0).creator is not None
+
+
 def test_threads_run_independent_graphs_at_once():
     errors, start = [], threading.Barrier(4)
 

@@ -22,7 +22,7 @@ import traceback
 
 import numpy as np
 
-from ..graph import config, thread_state, check_finite
+from ..graph import config, is_recording, check_finite
 
 __all__ = ["Operation"]
 
@@ -90,7 +90,7 @@ class Operation:
             array = x.data
             device = x.device
             cls = type(x)
-            record = (x.requires_grad and config.training and thread_state.grad_enabled and
+            record = (x.requires_grad and (config.every_thread_records or is_recording()) and
                       (x.stores_grad or x.creator is not None))
         except AttributeError:
             raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
@@ -114,7 +114,7 @@ class Operation:
 
     def _call_many(self, inputs):
         """``__call__`` for several inputs. Plain loops: a comprehension costs a call."""
-        record = config.training and thread_state.grad_enabled
+        record = config.every_thread_records or is_recording()
         arrays = []
         needs = []
         try:

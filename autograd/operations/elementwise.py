@@ -11,7 +11,7 @@ import math
 
 from ..device import get_array_module
 from .base import Operation
-from .utils import (unbroadcast, as_tensor_like, scalar_value, check_broadcast,
+from .utils import (unbroadcast, as_tensor_like, scalar_value, scalar_operand, check_broadcast,
                     ignore_float_warnings)
 
 __all__ = [
@@ -157,7 +157,7 @@ class AddScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return x + self.c
+        return x + scalar_operand(self.c, x)
 
     def backward(self, dy):
         return dy
@@ -170,10 +170,11 @@ class MulScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return x * self.c
+        self.operand = scalar_operand(self.c, x)
+        return x * self.operand
 
     def backward(self, dy):
-        return dy * self.c
+        return dy * self.operand
 
 
 class DivScalar(Operation):
@@ -183,10 +184,11 @@ class DivScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return x / self.c
+        self.operand = scalar_operand(self.c, x)
+        return x / self.operand
 
     def backward(self, dy):
-        return dy / self.c
+        return dy / self.operand
 
 
 class RSubScalar(Operation):
@@ -196,7 +198,7 @@ class RSubScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return self.c - x
+        return scalar_operand(self.c, x) - x
 
     def backward(self, dy):
         return -dy
@@ -209,7 +211,7 @@ class RDivScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        y = self.c / x
+        y = scalar_operand(self.c, x) / x
         self.save_for_backward(x, y)
         return y
 
