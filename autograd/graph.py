@@ -170,7 +170,8 @@ def _count_consumers(root):
         for edge in edges:
             if edge is None:
                 continue
-            source, _, tensor = edge[0], edge[1], edge[2]
+            source = edge[0]
+            tensor = edge[2]
             if tensor is not None:
                 seen = tensor_consumers.get(tensor, 0)
                 tensor_consumers[tensor] = seen + 1

@@ -99,17 +99,18 @@ class Operation:
             self.needs_input_grad = (True,)
         else:
             self.recording = False      # the class says True: one attribute write saved per op
-        if config.debug:
+        debug = config.debug
+        if debug:
             self.created_at = _user_line()
         outputs = self.forward(array)
         if type(outputs) is tuple:
             return self._wrap_outputs(outputs, (x,), [array], [record], device, cls, record)
-        if config.debug:
+        if debug:
             check_finite(self, (outputs,), "forward")
         if not record:
             return new_tensor(cls, outputs, device, None, 0)
-        self.input_edges = [(x.creator, x.output_index, x if x.stores_grad else None,
-                             array.shape, array.dtype)]
+        self.input_edges = ((x.creator, x.output_index, x if x.stores_grad else None,
+                             array.shape, array.dtype),)
         return new_tensor(cls, outputs, device, self, 0)
 
     def _call_many(self, inputs):

@@ -157,7 +157,7 @@ class AddScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return x + scalar_operand(self.c, x)
+        return x + self.c
 
     def backward(self, dy):
         return dy
@@ -170,6 +170,7 @@ class MulScalar(Operation):
         self.c = c
 
     def forward(self, x):
+        # converted once for both passes: see scalar_operand (a number used once stays one)
         self.operand = scalar_operand(self.c, x)
         return x * self.operand
 
@@ -198,7 +199,7 @@ class RSubScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return scalar_operand(self.c, x) - x
+        return self.c - x
 
     def backward(self, dy):
         return -dy
@@ -211,7 +212,7 @@ class RDivScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        y = scalar_operand(self.c, x) / x
+        y = self.c / x
         self.save_for_backward(x, y)
         return y
 

@@ -59,14 +59,17 @@ def scalar_operand(c, x):
     >>> scalar_operand(0.5, np.ones(2, np.float32))
     array(0.5, dtype=float32)
     """
-    if type(x) is not np.ndarray or x.dtype.kind != "f" or not c or c != c:
+    if type(x) is not np.ndarray or not c or c != c:
         return c
-    key = (c, x.dtype)
+    scalar_type = x.dtype.type      # np.float32 & co.: hashing a dtype costs 1,000 instructions
+    key = (c, scalar_type)
     operand = _scalar_operands.get(key)
     if operand is None:
+        if not issubclass(scalar_type, np.floating):
+            return c
         if len(_scalar_operands) >= _MAX_SCALAR_OPERANDS:   # e.g. a scalar that changes each step
             _scalar_operands.clear()
-        operand = np.array(c, x.dtype)
+        operand = np.array(c, scalar_type)
         operand.flags.writeable = False
         _scalar_operands[key] = operand
     return operand
