@@ -1,6 +1,9 @@
 """Intra-op threads: the chunking helpers, and every threaded op checked again with threading
 forced on tiny arrays against the same independent references (direct loops, NumPy formulas,
 finite differences) as in its own test module."""
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -114,3 +117,32 @@ def _relu_case(data):
 ], ids=lambda test: test.__name__)
 def test_threaded_ops_pass_their_own_reference_tests(forced_threads, test):
     test()
+
+
+@pytest.mark.parametrize("preset, expected", [(None, "4"), ("12", "12")])
+def test_importing_autograd_first_shortens_the_openblas_spin_unless_the_user_set_it(
+        preset, expected):
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if preset is not None:
+        environment["OPENBLAS_THREAD_TIMEOUT"] = preset
+    code = "import os, autograd; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    output = subprocess.run([sys.executable, "-c", code], env=environment, check=True,
+                            capture_output=True, text=True).stdout
+    assert output.strip() == expected
+
+
+def test_importing_numpy_first_leaves_the_environment_alone():
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    code = ("import os, numpy, autograd; "
+            "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset'))")
+    output = subprocess.run([sys.executable, "-c", code], env=environment, check=True,
+                            capture_output=True, text=True).stdout
+    assert output.strip() == "unset"
+
+
+def test_default_thread_count_comes_from_the_environment():
+    environment = dict(os.environ, AUTOGRAD_NUM_THREADS="3", OMP_NUM_THREADS="1")
+    code = "import autograd; print(autograd.get_num_threads())"
+    output = subprocess.run([sys.executable, "-c", code], env=environment, check=True,
+                            capture_output=True, text=True).stdout
+    assert output.strip() == "3"
