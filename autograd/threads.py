@@ -90,13 +90,16 @@ def _mark_worker():
     _inside.worker = True
 
 
-def parallel_for(function, length, elements):
+def parallel_for(function, length, array):
     """Call ``function(start, stop)`` over ``range(length)`` cut into contiguous chunks, one per
-    thread, at once; the calling thread runs the first chunk. ``elements`` is the pass's size: a
-    small pass (or one thread, or a call from inside a worker) makes one call over the whole range.
-    Every chunk has finished when this returns; the first exception raised is raised again."""
+    thread, at once; the calling thread runs the first chunk. ``array`` is the largest array the
+    pass touches: when it is small, or not a NumPy array (CuPy kernels are parallel already, and
+    CuPy's current device is per thread), or with one thread, or from inside a worker, this
+    makes one call over the whole range. Every chunk has finished when this returns; the first
+    exception raised is raised again."""
     parts = min(_num_threads, length)
-    if parts < 2 or elements < MIN_PARALLEL_ELEMENTS or getattr(_inside, "worker", False):
+    if (parts < 2 or type(array) is not np.ndarray or array.size < MIN_PARALLEL_ELEMENTS
+            or getattr(_inside, "worker", False)):
         function(0, length)
         return
     bounds = [length * k // parts for k in range(parts + 1)]
@@ -134,7 +137,7 @@ def copy(destination, source):
         index = prefix + (slice(start, stop),)
         destination[index] = source[index]
 
-    parallel_for(copy_chunk, destination.shape[axis], destination.size)
+    parallel_for(copy_chunk, destination.shape[axis], destination)
 
 
 def ascontiguousarray(array):
@@ -169,5 +172,5 @@ def elementwise(function, out, *arrays):
         index = prefix + (slice(start, stop),)
         function(out[index], *(array[index] for array in arrays))
 
-    parallel_for(run_chunk, out.shape[axis], out.size)
+    parallel_for(run_chunk, out.shape[axis], out)
     return out

@@ -41,7 +41,7 @@ def test_parallel_for_covers_the_range_once_in_contiguous_chunks(forced_threads,
         with lock:
             calls.append((start, stop, threading.get_ident()))
 
-    threads.parallel_for(record, length, elements=length)
+    threads.parallel_for(record, length, np.empty(length))
     covered = sorted(index for start, stop, _ in calls for index in range(start, stop))
     assert covered == list(range(length))
     assert len(calls) == min(3, length)
@@ -58,22 +58,31 @@ def test_parallel_for_waits_for_every_chunk_before_raising(forced_threads):
         finished.append(start)
 
     with pytest.raises(RuntimeError, match="chunk 0 failed"):
-        threads.parallel_for(work, 3, elements=3)
+        threads.parallel_for(work, 3, np.empty(3))
     assert sorted(finished) == [1, 2]          # no chunk still running after the raise
 
 
 def test_small_passes_and_one_thread_run_in_the_calling_thread(monkeypatch):
     idents = []
-    threads.parallel_for(lambda a, b: idents.append(threading.get_ident()), 8, elements=8)
+    threads.parallel_for(lambda a, b: idents.append(threading.get_ident()), 8, np.empty(8))
     assert idents == [threading.get_ident()]          # below MIN_PARALLEL_ELEMENTS
     previous = autograd.get_num_threads()
     monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
     autograd.set_num_threads(1)
     try:
-        threads.parallel_for(lambda a, b: idents.append((a, b)), 8, elements=8)
+        threads.parallel_for(lambda a, b: idents.append((a, b)), 8, np.empty(8))
     finally:
         autograd.set_num_threads(previous)
     assert idents[1:] == [(0, 8)]
+
+
+def test_arrays_not_in_host_memory_run_in_one_call(forced_threads):
+    class DeviceArray:              # stands in for a CuPy array: large, but not NumPy's
+        size = 1 << 20
+
+    calls = []
+    threads.parallel_for(lambda a, b: calls.append((a, b)), 8, DeviceArray())
+    assert calls == [(0, 8)]
 
 
 def test_copy_and_ascontiguousarray_of_strided_views(forced_threads):

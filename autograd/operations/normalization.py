@@ -64,7 +64,7 @@ class BatchNorm(Operation):
             xp.multiply(centered_part, gain, out=y[:, start:stop])
             y[:, start:stop] += _channel_rows(bias[start:stop], length)
 
-        threads.parallel_for(normalise_channels, channels, x.size)
+        threads.parallel_for(normalise_channels, channels, x)
         if training:
             self._update_running(mean, var, count)
         self.save_for_backward(centered, invstd, scale)
@@ -114,7 +114,7 @@ class BatchNorm(Operation):
             else:
                 xp.multiply(dy_part, gain, out=dx_part)
 
-        threads.parallel_for(channel_gradients, channels, dy.size)
+        threads.parallel_for(channel_gradients, channels, dy)
         if dx is not None:
             dx = dx.reshape(dy.shape)
         return dx, (dscale if needs[1] else None), (dbias if needs[2] else None)

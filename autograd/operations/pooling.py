@@ -94,7 +94,7 @@ class MaxPool2d(_Pool2d):
                 # winner < k so far: the maximum takes k exactly where this offset is greater
                 xp.maximum(winner_part, greater * winner.dtype.type(k), out=winner_part)
 
-        threads.parallel_for(pool_images, x.shape[0], padded.size)
+        threads.parallel_for(pool_images, x.shape[0], padded)
         self.save_for_backward(winner)
         self.padded_shape = padded.shape
         return y
@@ -119,7 +119,7 @@ class MaxPool2d(_Pool2d):
                 else:
                     dpadded_part[index] += dy_part * (winner_part == k)
 
-        threads.parallel_for(route_images, dy.shape[0], dpadded.size)
+        threads.parallel_for(route_images, dy.shape[0], dpadded)
         return unpad2d(dpadded, self.pads_h, self.pads_w)
 
 
