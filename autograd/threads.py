@@ -90,6 +90,17 @@ def _mark_worker():
     _inside.worker = True
 
 
+def _forget_pool_after_fork():
+    # A forked child has none of the parent's threads: a pool inherited from the parent would
+    # queue chunks that no thread ever runs, so the child starts its own on first use.
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def parallel_for(function, length, array):
     """Call ``function(start, stop)`` over ``range(length)`` cut into contiguous chunks, one per
     thread, at once; the calling thread runs the first chunk. ``array`` is the largest array the

@@ -2,6 +2,7 @@
 forced on tiny arrays against the same independent references (direct loops, NumPy formulas,
 finite differences) as in its own test module."""
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -155,3 +156,22 @@ def test_default_thread_count_comes_from_the_environment():
     output = subprocess.run([sys.executable, "-c", code], env=environment, check=True,
                             capture_output=True, text=True).stdout
     assert output.strip() == "3"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
+def test_a_forked_child_starts_its_own_pool(forced_threads):
+    autograd.set_num_threads(2)      # one worker: the child's pool would think it idle and wait
+    source = np.arange(64.0).reshape(8, 8)
+    threads.ascontiguousarray(source.T)          # the parent's pool now has worker threads
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                  # the child: would hang on the parent's pool
+        try:
+            signal.alarm(10)                      # a hang fails the test instead of stalling it
+            ok = bool((threads.ascontiguousarray(source.T) == source.T).all())
+            os.write(write, b"ok" if ok else b"wrong")
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"ok" and status == 0
