@@ -247,13 +247,15 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
         if len(grads) == 1:
             gradient = grads[0]
             flowing = gradient is not None
+            if flowing:
+                input_grads = op.backward(gradient)   # cheaper than unpacking *grads
         else:
             flowing = any(g is not None for g in grads)
-            if flowing and any(g is None for g in grads):
-                grads = _fill_missing(op, grads)
+            if flowing:
+                if any(g is None for g in grads):
+                    grads = _fill_missing(op, grads)
+                input_grads = op.backward(*grads)
         if flowing:
-            # one output: a plain call, cheaper than unpacking a list into arguments
-            input_grads = op.backward(gradient) if len(grads) == 1 else op.backward(*grads)
             if type(input_grads) is not tuple:
                 input_grads = tuple(input_grads) if type(input_grads) is list else (input_grads,)
             if len(input_grads) != len(edges):
@@ -268,9 +270,7 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
             op.saved = ()
             op.input_edges = None
         del grads
-        index = -1
         for edge, gradient in zip(edges, input_grads):
-            index += 1
             if edge is None:
                 continue
             source, output_index, tensor, shape, dtype = edge
@@ -281,6 +281,7 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
                 except AttributeError:
                     fits = False
                 if not fits:
+                    index = next(i for i, e in enumerate(edges) if e is edge)
                     raise _gradient_error(op, index, gradient, shape, dtype)
             if tensor is not None:
                 # Never `total += gradient`: either may be an array shared with another input.

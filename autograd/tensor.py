@@ -16,6 +16,7 @@ import numpy as np
 from .device import Device, cpu, get_default_device, device_of_array, move_array
 from .tensor_inplace import InPlaceMethods
 from .operations.base import new_tensor
+from .operations.elementwise import AddScalar, MulScalar
 from .operations import (elementwise, linalg, reduction, unary, comparison, indexing,
                          shape as shape_ops)
 
@@ -200,7 +201,7 @@ class Tensor(InPlaceMethods):
     # ------------------------------------------------------------ recorded operators
     def __add__(self, other):
         if type(other) is float:        # the commonest case, two calls shorter
-            return elementwise.AddScalar(other)(self)
+            return AddScalar(other)(self)
         return elementwise.add(self, other)
 
     def __radd__(self, other):
@@ -214,7 +215,7 @@ class Tensor(InPlaceMethods):
 
     def __mul__(self, other):
         if type(other) is float:
-            return elementwise.MulScalar(other)(self)
+            return MulScalar(other)(self)
         return elementwise.mul(self, other)
 
     def __rmul__(self, other):

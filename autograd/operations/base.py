@@ -26,16 +26,17 @@ from ..graph import config, is_recording, check_finite
 
 __all__ = ["Operation"]
 
-_NO_INPUT = object()      # what Operation.__call__ gets when called with no input at all
+_NO_INPUT = object()
+_ndarray, _new_object = np.ndarray, object.__new__    # module globals: one lookup, not two      # what Operation.__call__ gets when called with no input at all
 
 
 def new_tensor(cls, data, device, creator, output_index):
     """A ``cls`` (Tensor) holding ``data``, made by ``creator``'s output ``output_index``: the
     fast constructor for op outputs and gradients (no argument checks, no copy); it is
     ``Tensor.from_operation``."""
-    if type(data) is not np.ndarray and isinstance(data, np.generic):
+    if type(data) is not _ndarray and isinstance(data, np.generic):
         data = np.asarray(data)           # NumPy reductions return scalars, not 0-d arrays
-    t = object.__new__(cls)
+    t = _new_object(cls)
     t.data = data
     t.device = device
     t.creator = creator

@@ -46,6 +46,7 @@ def scalar_value(value):
 
 _scalar_operands = {}
 _MAX_SCALAR_OPERANDS = 256
+_ndarray = np.ndarray         # a module global: one lookup on this hot path, not two
 
 
 def scalar_operand(c, x):
@@ -59,7 +60,7 @@ def scalar_operand(c, x):
     >>> scalar_operand(0.5, np.ones(2, np.float32))
     array(0.5, dtype=float32)
     """
-    if type(x) is not np.ndarray or not c or c != c:
+    if type(x) is not _ndarray or not c or c != c:
         return c
     scalar_type = x.dtype.type      # np.float32 & co.: hashing a dtype costs 1,000 instructions
     key = (c, scalar_type)
