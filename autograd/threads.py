@@ -12,8 +12,6 @@ The thread count is :func:`get_num_threads` (from ``AUTOGRAD_NUM_THREADS``, else
 before that); :func:`set_num_threads` changes it, and 1 turns intra-op threading off.
 
 >>> import numpy as np
-
-from .device import get_array_module
 >>> source = np.arange(12.0).reshape(3, 4)
 >>> destination = np.empty((4, 3))
 >>> copy(destination, source.T)      # a transposing copy, in chunks when large
@@ -25,6 +23,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
+
+from .device import get_array_module
 
 __all__ = ["set_num_threads", "get_num_threads"]
 

@@ -98,6 +98,18 @@ def test_copy_and_ascontiguousarray_of_strided_views(forced_threads):
     assert threads.ascontiguousarray(source) is source
 
 
+def test_arrays_that_are_not_plain_ndarrays_go_to_their_own_module(forced_threads):
+    class Subclass(np.ndarray):     # not NumPy's own type: the path CuPy arrays take
+        pass
+
+    view = np.arange(12.0).reshape(3, 4).view(Subclass).T
+    result = threads.ascontiguousarray(view)
+    assert result.flags.c_contiguous
+    np.testing.assert_array_equal(result, view)
+    out = threads.elementwise(lambda out, x: np.negative(x, out=out), np.empty_like(view), view)
+    np.testing.assert_array_equal(out, -view)
+
+
 def test_elementwise_matches_the_whole_array_call(forced_threads):
     x = np.random.default_rng(0).normal(size=(5, 4, 3)).transpose(1, 2, 0)
     out = threads.elementwise(lambda out, x: np.maximum(x, 0, out=out), np.empty_like(x), x)
