@@ -26,8 +26,8 @@ from ..graph import config, is_recording, check_finite
 
 __all__ = ["Operation"]
 
-_NO_INPUT = object()
-_ndarray, _new_object = np.ndarray, object.__new__    # module globals: one lookup, not two      # what Operation.__call__ gets when called with no input at all
+_NO_INPUT = object()      # what Operation.__call__ gets when called with no input at all
+_ndarray, _new_object = np.ndarray, object.__new__    # module globals: one lookup, not two
 
 
 def new_tensor(cls, data, device, creator, output_index):

@@ -5,8 +5,7 @@ import numbers
 import numpy as np
 
 __all__ = ["unbroadcast", "as_tensor_like", "scalar_value", "scalar_operand", "check_broadcast",
-           "normalize_axes",
-           "out_of_range", "check_tensor", "ignore_float_warnings", "axis_slice"]
+           "normalize_axes", "out_of_range", "check_tensor", "ignore_float_warnings", "axis_slice"]
 
 
 def unbroadcast(grad, shape):
