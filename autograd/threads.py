@@ -137,18 +137,11 @@ def split_axis(shape, threads=None):
 def copy(destination, source):
     """``destination[...] = source`` (same shape; NumPy or CuPy), split across the threads along
     the destination's outermost long-enough axis when both are large NumPy arrays."""
-    if (type(destination) is not np.ndarray or destination.size < MIN_PARALLEL_ELEMENTS
-            or destination.ndim == 0):
-        destination[...] = source
-        return
-    axis = split_axis(destination.shape)
-    prefix = (slice(None),) * axis
+    elementwise(_assign, destination, source)
 
-    def copy_chunk(start, stop):
-        index = prefix + (slice(start, stop),)
-        destination[index] = source[index]
 
-    parallel_for(copy_chunk, destination.shape[axis], destination)
+def _assign(out, source):
+    out[...] = source
 
 
 def ascontiguousarray(array):

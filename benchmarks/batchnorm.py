@@ -4,7 +4,7 @@ elements read and written a few times each way), no GEMM."""
 import numpy as np
 
 from . import floor
-from .common import Bench, require, float32_problems, random_state, as_numpy, named_gradients
+from .common import Bench, require, random_state, as_numpy, forward_backward_bench
 
 NAME = "batchnorm"
 DESCRIPTION = "BatchNorm2d fwd+bwd (train) on (64,32,28,28)"
@@ -39,23 +39,12 @@ def build_autograd(size, seed=4):
               "bias": Tensor(data=data["bias"], stores_grad=True)}
     running_mean = Tensor(data=np.zeros(channels, np.float32), requires_grad=False)
     running_var = Tensor(data=np.ones(channels, np.float32), requires_grad=False)
-    dy = data["dy"]
-    last = {}
 
-    def run():
-        y = batch_norm(x, params["scale"], params["bias"], running_mean, running_var,
-                       momentum=MOMENTUM, eps=EPS)
-        last["y"], last["pairs"] = y, list(backward(y, dy))
-        return y, last["pairs"]
+    def forward():
+        return batch_norm(x, params["scale"], params["bias"], running_mean, running_var,
+                          momentum=MOMENTUM, eps=EPS)
 
-    def check():
-        y, pairs = run()
-        return float32_problems({"y": y}, pairs, params)
-
-    def outcome():
-        return {"y": as_numpy(last["y"]), **named_gradients(last["pairs"], params)}
-
-    return Bench(step=run, check=check, outcome=outcome)
+    return forward_backward_bench(forward, data["dy"], params, backward)
 
 
 def build_floor(size, seed=4):

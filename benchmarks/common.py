@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 __all__ = ["Bench", "Missing", "require", "float32_problems", "random_state", "as_numpy",
-           "named_gradients"]
+           "named_gradients", "forward_backward_bench"]
 
 
 class Missing(Exception):
@@ -86,3 +86,24 @@ def named_gradients(pairs, params):
     """{name: gradient as NumPy} for the (param, grad) pairs of autograd.backward."""
     names = {id(p): name for name, p in params.items()}
     return {names[id(p)]: as_numpy(g) for p, g in pairs if id(p) in names}
+
+
+def forward_backward_bench(forward, dy, params, backward):
+    """The autograd Bench of a forward+backward workload: a step is ``y = forward()`` and the
+    walk of ``backward(y, dy)``; checked for float32, compared by y and the gradients of
+    ``params`` (name -> Tensor)."""
+    last = {}
+
+    def run():
+        y = forward()
+        last["y"], last["pairs"] = y, list(backward(y, dy))
+        return y, last["pairs"]
+
+    def check():
+        y, pairs = run()
+        return float32_problems({"y": y}, pairs, params)
+
+    def outcome():
+        return {"y": as_numpy(last["y"]), **named_gradients(last["pairs"], params)}
+
+    return Bench(step=run, check=check, outcome=outcome)

@@ -8,7 +8,7 @@ import numpy as np
 from . import floor
 from .batchnorm import MOMENTUM, EPS
 from .cnn import conv_weight
-from .common import Bench, require, float32_problems, random_state, as_numpy, named_gradients
+from .common import Bench, require, random_state, as_numpy, forward_backward_bench
 
 NAME = "resnet"
 DESCRIPTION = "ResNet block conv-bn-relu-conv-bn+skip-relu, (32,64,32,32), fwd+bwd"
@@ -44,28 +44,17 @@ def build_autograd(size, seed=5):
                             requires_grad=False)
                for name in ("mean1", "var1", "mean2", "var2")}
     p = params
-    dy = data["dy"]
-    last = {}
 
-    def run():
+    def forward():
         h = conv2d(p["x"], p["W1"], None, padding=1)
         h = relu(batch_norm(h, p["scale1"], p["bias1"], running["mean1"], running["var1"],
                             momentum=MOMENTUM, eps=EPS))
         h = conv2d(h, p["W2"], None, padding=1)
         h = batch_norm(h, p["scale2"], p["bias2"], running["mean2"], running["var2"],
                        momentum=MOMENTUM, eps=EPS)
-        y = relu(h + p["x"])
-        last["y"], last["pairs"] = y, list(backward(y, dy))
-        return y, last["pairs"]
+        return relu(h + p["x"])
 
-    def check():
-        y, pairs = run()
-        return float32_problems({"y": y}, pairs, params)
-
-    def outcome():
-        return {"y": as_numpy(last["y"]), **named_gradients(last["pairs"], params)}
-
-    return Bench(step=run, check=check, outcome=outcome)
+    return forward_backward_bench(forward, data["dy"], params, backward)
 
 
 def build_floor(size, seed=5):

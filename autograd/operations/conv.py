@@ -170,21 +170,8 @@ def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NO
     if min(stride) < 1 or min(dilation) < 1:
         raise ValueError(f"conv2d: stride and dilation must be positive, got stride {stride} "
                          f"and dilation {dilation}")
-    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
-        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
-    if W.ndim != 4:
-        raise ValueError(f"conv2d: expected W of shape (out_channels, in_channels / groups, kh, "
-                         f"kw), got {tuple(W.shape)}")
-    out_channels, group_channels, kh, kw = W.shape
-    if out_channels % groups:
-        raise ValueError(f"conv2d: groups={groups} must divide out_channels={out_channels} "
-                         f"(W of shape {tuple(W.shape)})")
-    if x.ndim != 4 or x.shape[1] != group_channels * groups:
-        raise ValueError(f"conv2d: expected x of shape (N, {group_channels * groups}, H, W), got "
-                         f"{tuple(x.shape)}" + (f" (W {tuple(W.shape)} with groups={groups})"
-                                                if groups > 1 else ""))
-    if b is not None and tuple(b.shape) != (out_channels,):
-        raise ValueError(f"conv2d: expected b of shape ({out_channels},), got {tuple(b.shape)}")
+    groups = check_conv_arguments("conv2d", x, W, b, groups, ("kh", "kw"), ("H", "W"))
+    kh, kw = W.shape[2:]
     pads_h, pads_w = _resolve_padding(padding, pad_mode, x.shape[2:], (kh, kw), stride, dilation)
     for axis, size, kernel, d, pads in (("height", x.shape[2], kh, dilation[0], pads_h),
                                         ("width", x.shape[3], kw, dilation[1], pads_w)):
@@ -194,8 +181,32 @@ def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NO
                 f"conv2d: kernel {(kh, kw)} with dilation {dilation} spans {span} pixels, more "
                 f"than the padded input {axis} {size + pads[0] + pads[1]} (x {tuple(x.shape)}, "
                 f"padding {pads})")
-    op = Conv2d(stride, pads_h, pads_w, dilation, int(groups))
+    op = Conv2d(stride, pads_h, pads_w, dilation, groups)
     return op(x, W) if b is None else op(x, W, b)
+
+
+def check_conv_arguments(op, x, W, b, groups, kernel_axes, input_axes):
+    """The checks conv2d and conv1d share, each message naming ``op`` and its own axes: groups
+    a positive int dividing out_channels, W (out_channels, in_channels / groups, *kernel_axes),
+    x (N, in_channels, *input_axes), b (out_channels,) or None. Returns groups as an int."""
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+    groups = int(groups)
+    ndim = 2 + len(kernel_axes)
+    if W.ndim != ndim:
+        raise ValueError(f"{op}: expected W of shape (out_channels, in_channels / groups, "
+                         f"{', '.join(kernel_axes)}), got {tuple(W.shape)}")
+    out_channels, group_channels = W.shape[:2]
+    if out_channels % groups:
+        raise ValueError(f"{op}: groups={groups} must divide out_channels={out_channels} "
+                         f"(W of shape {tuple(W.shape)})")
+    if x.ndim != ndim or x.shape[1] != group_channels * groups:
+        raise ValueError(f"{op}: expected x of shape (N, {group_channels * groups}, "
+                         f"{', '.join(input_axes)}), got {tuple(x.shape)}"
+                         + (f" (W {tuple(W.shape)} with groups={groups})" if groups > 1 else ""))
+    if b is not None and tuple(b.shape) != (out_channels,):
+        raise ValueError(f"{op}: expected b of shape ({out_channels},), got {tuple(b.shape)}")
+    return groups
 
 
 def _resolve_padding(padding, pad_mode, size, kernel, stride, dilation):

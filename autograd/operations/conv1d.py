@@ -91,22 +91,8 @@ def conv1d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NO
     """
     stride = _positive(stride, "conv1d", "stride")
     dilation = _positive(dilation, "conv1d", "dilation")
-    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise ValueError(f"conv1d: groups must be a positive int, got {groups!r}")
-    groups = int(groups)
-    if W.ndim != 3:
-        raise ValueError(f"conv1d: expected W of shape (out_channels, in_channels / groups, k), "
-                         f"got {tuple(W.shape)}")
+    groups = conv_ops.check_conv_arguments("conv1d", x, W, b, groups, ("k",), ("L",))
     out_channels, group_channels, kernel = W.shape
-    if out_channels % groups:
-        raise ValueError(f"conv1d: groups={groups} must divide out_channels={out_channels} "
-                         f"(W of shape {tuple(W.shape)})")
-    if x.ndim != 3 or x.shape[1] != group_channels * groups:
-        raise ValueError(f"conv1d: expected x of shape (N, {group_channels * groups}, L), got "
-                         f"{tuple(x.shape)}" + (f" (W {tuple(W.shape)} with groups={groups})"
-                                                if groups > 1 else ""))
-    if b is not None and tuple(b.shape) != (out_channels,):
-        raise ValueError(f"conv1d: expected b of shape ({out_channels},), got {tuple(b.shape)}")
     n, _, length = x.shape
     pads, mode, forwarded = _conv_pads(padding, pad_mode, length, kernel, stride, dilation)
     span = dilation * (kernel - 1) + 1

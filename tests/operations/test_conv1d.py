@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
+from tests.operations.test_conv import _arrays     # x, W, b drawn from a settings dict
 
 
 def reference_conv1d(x, W, b, stride, pads, dilation, groups):
@@ -84,14 +85,6 @@ def _pads(s):
     if mode == "NOTSET":
         return (s["padding"], s["padding"])
     return reference_same_pads(length, kernel, s["stride"], s["dilation"], mode == "SAME_LOWER")
-
-
-def _arrays(s):
-    rng = np.random.default_rng(s["seed"])
-    x = rng.uniform(-1, 1, s["x_shape"])
-    W = rng.uniform(-1, 1, s["w_shape"])
-    b = rng.uniform(-1, 1, s["w_shape"][0]) if s["bias"] else None
-    return x, W, b
 
 
 def _kwargs(s):
