@@ -10,7 +10,7 @@ array([0., 1.], dtype=float32)
 """
 import numpy as np
 
-from .utils import as_tensor_like, check_broadcast, scalar_value
+from .utils import as_tensor_like, check_broadcast, check_tensor, constant, scalar_value
 
 __all__ = ["greater", "less", "equal", "greater_equal", "less_equal", "not_equal",
            "_and", "_or", "_xor", "_not"]
@@ -18,7 +18,7 @@ __all__ = ["greater", "less", "equal", "greater_equal", "less_equal", "not_equal
 
 def _result(like, mask):
     dtype = like.data.dtype if like.data.dtype.kind == "f" else np.float32
-    return type(like).from_operation(mask.astype(dtype), like.device, None, 0)
+    return constant(mask.astype(dtype), like)
 
 
 def _compare(name, x, y, relation):
@@ -81,6 +81,5 @@ def _xor(x, y):
 
 def _not(x):
     """Logical not of a tensor read as booleans, as 0.0/1.0."""
-    if not hasattr(x, "creator"):
-        raise TypeError(f"_not: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "_not")
     return _result(x, x.data == 0)

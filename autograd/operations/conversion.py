@@ -11,17 +11,14 @@ array([[1., 0., 0.],
 import numpy as np
 
 from .base import Operation
+from .utils import constant
 
 __all__ = ["shape", "constant_of_shape", "cast", "onehot", "nonzero"]
 
 
-def _constant(like, array):
-    return type(like).from_operation(array, like.device, None, 0)
-
-
 def shape(x):
     """x's shape as a 1-D int64 Tensor (ONNX Shape)."""
-    return _constant(x, x.device.xp.asarray(x.shape, dtype=np.int64))
+    return constant(x.device.xp.asarray(x.shape, dtype=np.int64), x)
 
 
 def constant_of_shape(shape_tensor, value=0.0):
@@ -31,7 +28,7 @@ def constant_of_shape(shape_tensor, value=0.0):
     if any(n < 0 for n in dims):
         raise ValueError(f"constant_of_shape: dimensions must be >= 0, got {dims}")
     xp = shape_tensor.device.xp
-    return _constant(shape_tensor, xp.full(dims, value, dtype=np.float32))
+    return constant(xp.full(dims, value, dtype=np.float32), shape_tensor)
 
 
 class Cast(Operation):
@@ -68,7 +65,7 @@ def cast(x, to):
                         f"{to!r}") from None
     if target.kind == "f" and x.dtype.kind == "f":
         return Cast(target)(x)
-    return _constant(x, x.data.astype(target))
+    return constant(x.data.astype(target), x)
 
 
 def onehot(axis, indices, depth, values=(0.0, 1.0)):
@@ -94,7 +91,7 @@ def onehot(axis, indices, depth, values=(0.0, 1.0)):
     ndim = result.ndim
     if not -ndim <= axis < ndim:
         raise ValueError(f"onehot: axis {axis} is out of range for a {ndim}-d result")
-    return _constant(indices, xp.moveaxis(result, -1, axis % ndim))
+    return constant(xp.moveaxis(result, -1, axis % ndim), indices)
 
 
 def nonzero(x):
@@ -102,4 +99,4 @@ def nonzero(x):
     (ONNX NonZero)."""
     if x.ndim == 0:
         raise ValueError("nonzero: expected a tensor of at least 1 dimension, got a scalar")
-    return _constant(x, x.device.xp.stack(x.data.nonzero()).astype(np.int64))
+    return constant(x.device.xp.stack(x.data.nonzero()).astype(np.int64), x)

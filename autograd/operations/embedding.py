@@ -11,7 +11,7 @@ import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
-from .utils import out_of_range
+from .utils import out_of_range, scatter_add
 
 __all__ = ["embedding"]
 
@@ -30,13 +30,7 @@ class Embedding(Operation):
     def backward(self, dy):
         xp = get_array_module(dy)
         dW = xp.zeros(self.table_shape, dy.dtype)
-        # add.at, not dW[ids] += dy: fancy-index assignment keeps only the last repeated id.
-        rows, values = self.ids.reshape(-1), dy.reshape(-1, self.table_shape[1])
-        if hasattr(xp.add, "at"):
-            xp.add.at(dW, rows, values)
-        else:                              # CuPy releases without ufunc.at
-            import cupyx
-            cupyx.scatter_add(dW, rows, values)
+        scatter_add(dW, self.ids.reshape(-1), dy.reshape(-1, self.table_shape[1]))
         return dW
 
 

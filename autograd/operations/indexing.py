@@ -17,18 +17,9 @@ import numpy as np
 from ..device import get_array_module
 from .base import Operation
 from .elementwise import _operands
-from .utils import unbroadcast, out_of_range
+from .utils import unbroadcast, out_of_range, normalize_axis, scatter_add
 
 __all__ = ["getitem", "gather", "where", "scatter_elements", "slice"]
-
-
-def _scatter_add(target, index, values):
-    """target[index] += values, where a repeated index adds each of its values."""
-    if get_array_module(target) is np:
-        np.add.at(target, index, values)
-    else:
-        import cupyx
-        cupyx.scatter_add(target, index, values)
 
 
 class GetItem(Operation):
@@ -51,7 +42,7 @@ class GetItem(Operation):
         if _is_basic(self.index):
             dx[self.index] = dy           # a basic index selects each element at most once
         else:
-            _scatter_add(dx, self.index, dy)
+            scatter_add(dx, self.index, dy)
         return dx
 
 
@@ -115,7 +106,7 @@ class Gather(Operation):
         # Bring the gathered positions to the front so that one scatter along axis 0 does it.
         rows = dy.reshape(before, count, after).transpose(1, 0, 2)
         dx = xp.zeros((shape[axis], before, after), self.input_dtype)
-        _scatter_add(dx, self.indices.reshape(count), rows)
+        scatter_add(dx, self.indices.reshape(count), rows)
         return dx.transpose(1, 0, 2).reshape(shape)
 
 
@@ -128,10 +119,7 @@ def gather(x, axis, indices):
     >>> gather(Tensor(data=[[1.0, 2.0], [3.0, 4.0]]), 0, [[1], [0]]).shape
     (2, 1, 2)
     """
-    ndim = x.ndim
-    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
-        raise ValueError(f"gather: axis {axis} is out of range for a {ndim}-d tensor")
-    axis = int(axis) % ndim
+    axis = normalize_axis(axis, x.ndim, "gather")
     if hasattr(indices, "creator"):
         indices = indices.data
     xp = x.device.xp

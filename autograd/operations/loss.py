@@ -19,7 +19,7 @@ import numpy as np
 
 from ..device import get_array_module, move_array
 from .base import Operation
-from .utils import as_tensor_like, scalar_value, out_of_range, ignore_float_warnings
+from .utils import as_tensor_like, constant, out_of_range, ignore_float_warnings
 from .softmax import log_softmax_array
 from . import special
 
@@ -53,7 +53,7 @@ def _target_operand(t, x, name):
         if t.dtype.kind == "f":
             t = t.astype(x.dtype)
     if _is_labels(t):
-        return type(x).from_operation(move_array(t, x.device), x.device, None, 0)
+        return constant(move_array(t, x.device), x)
     if t.dtype.kind == "b":
         t = t.astype(x.dtype)
     if t.dtype.kind != "f":
@@ -92,7 +92,7 @@ def _same_shape_operands(x, t, name, what):
     _check_float_tensor(x, name, what)
     t = _target_operand(t, x, name)
     if _is_labels(t):
-        t = type(x).from_operation(t.data.astype(x.dtype), t.device, None, 0)
+        t = constant(t.data.astype(x.dtype), t)
     if tuple(t.shape) != tuple(x.shape):
         raise ValueError(f"{name}: {what} has shape {tuple(x.shape)} but targets have shape "
                          f"{tuple(t.shape)}; they must match")

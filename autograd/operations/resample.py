@@ -10,6 +10,7 @@ import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
+from .utils import scatter_add
 
 __all__ = ["upsample", "depth_to_space", "space_to_depth"]
 
@@ -32,11 +33,7 @@ class UpsampleNearest(Operation):
     def backward(self, dy):
         xp = get_array_module(dy)
         dx = xp.zeros(self.input_shape, dy.dtype)
-        if xp is np:
-            np.add.at(dx, np.ix_(*self.index), dy)
-        else:
-            import cupyx
-            cupyx.scatter_add(dx, xp.ix_(*self.index), dy)
+        scatter_add(dx, xp.ix_(*self.index), dy)
         return dx
 
 

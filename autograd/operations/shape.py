@@ -2,9 +2,7 @@
 flatten, squeeze, unsqueeze, expand, tile, cat, split, pad). Indexing (getitem, gather, where)
 lives in ``indexing.py``.
 
->>> import math
-
-import numpy as np
+>>> import numpy as np
 >>> from autograd import Tensor
 >>> x = Tensor(data=np.arange(6.0).reshape(2, 3))
 >>> reshape(x, (3, -1)).shape, transpose(x).shape, cat([x, x], axis=1).shape
@@ -17,17 +15,10 @@ import numpy as np
 from ..device import get_array_module
 from .base import Operation
 from .indexing import getitem  # noqa: F401  (Tensor.__getitem__ finds it here)
-from .utils import normalize_axes, unbroadcast, axis_slice
+from .utils import normalize_axes, normalize_axis, unbroadcast, axis_slice
 
 __all__ = ["reshape", "transpose", "flatten", "squeeze", "unsqueeze", "expand", "broadcast_to",
            "tile", "cat", "concat", "split"]
-
-
-def _axis(name, axis, ndim):
-    """One axis in [-ndim, ndim), as a non-negative int."""
-    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of range for a {ndim}-d tensor")
-    return int(axis) % ndim
 
 
 class Reshape(Operation):
@@ -280,7 +271,7 @@ def cat(xs, axis=0):
     ndim = first.ndim
     if ndim == 0:
         raise ValueError("cat: cannot join 0-d tensors; unsqueeze them first")
-    axis = _axis("cat", axis, ndim)
+    axis = normalize_axis(axis, ndim, "cat")
     for t in xs[1:]:
         if t.ndim != ndim or any(a != b for i, (a, b) in enumerate(zip(first.shape, t.shape))
                                  if i != axis):
@@ -324,7 +315,7 @@ def split(x, axis, parts, num_output=None):
     """
     if x.ndim == 0:
         raise ValueError("split: cannot split a 0-d tensor")
-    axis = _axis("split", axis, x.ndim)
+    axis = normalize_axis(axis, x.ndim, "split")
     length = x.shape[axis]
     if parts is None:
         parts = num_output

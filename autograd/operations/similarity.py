@@ -7,11 +7,10 @@ array([1.], dtype=float32)
 """
 from ..device import get_array_module
 from .base import Operation
-from .utils import as_tensor_like, scalar_value
+from .utils import scalar_value
 from .loss import _check_float_tensor
 
 __all__ = ["cossim", "ranking_loss"]
-
 
 
 def _check_pair(a, b, name, first, second):

@@ -12,7 +12,6 @@ from .utils import normalize_axes, check_tensor
 __all__ = ["softmax", "log_softmax"]
 
 
-
 class Softmax(Operation):
     """y = e^x / sum(e^x) along ``axis`` (the max subtracted first).
     dx = y * (dy - sum(dy * y) along axis)"""

@@ -4,8 +4,11 @@ import numbers
 
 import numpy as np
 
-__all__ = ["unbroadcast", "as_tensor_like", "scalar_value", "scalar_operand", "check_broadcast",
-           "normalize_axes", "out_of_range", "check_tensor", "ignore_float_warnings", "axis_slice"]
+from ..device import get_array_module
+
+__all__ = ["unbroadcast", "as_tensor_like", "constant", "scalar_value", "scalar_operand",
+           "check_broadcast", "normalize_axes", "normalize_axis", "out_of_range", "check_tensor",
+           "ignore_float_warnings", "axis_slice", "scatter_add"]
 
 
 def unbroadcast(grad, shape):
@@ -88,7 +91,13 @@ def as_tensor_like(value, like, name):
     elif type(value) is not xp.ndarray:
         raise TypeError(f"{name}: a {type(value).__module__}.{type(value).__name__} cannot be "
                         f"combined with a Tensor on {like.device}")
-    return type(like).from_operation(value, like.device, None, 0)
+    return constant(value, like)
+
+
+def constant(array, like):
+    """The array (already on ``like``'s device) as a Tensor of ``like``'s type outside the
+    graph: no creator, no gradient."""
+    return type(like).from_operation(array, like.device, None, 0)
 
 
 def normalize_axes(axis, ndim, name):
@@ -104,6 +113,14 @@ def normalize_axes(axis, ndim, name):
     if len(set(result)) != len(result):
         raise ValueError(f"{name}: repeated axis in {axis}")
     return tuple(sorted(result))
+
+
+def normalize_axis(axis, ndim, name):
+    """One integer ``axis`` in [-ndim, ndim) as a non-negative int; a ValueError naming the op
+    otherwise (a 0-d tensor has no axis)."""
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of range for a {ndim}-d tensor")
+    return int(axis) % ndim
 
 
 def out_of_range(values, low, high):
@@ -137,3 +154,13 @@ def axis_slice(axis, start, stop, step=None):
     """An index that takes ``start:stop:step`` along ``axis`` and everything of the axes before
     it: ``x[axis_slice(1, 0, 2)]`` is ``x[:, 0:2]``."""
     return (slice(None),) * axis + (slice(start, stop, step),)
+
+
+def scatter_add(target, index, values):
+    """``target[index] += values`` in place, where an index that repeats adds each of its values
+    (plain fancy-index assignment would keep only the last)."""
+    if get_array_module(target) is np:
+        np.add.at(target, index, values)
+    else:
+        import cupyx
+        cupyx.scatter_add(target, index, values)
