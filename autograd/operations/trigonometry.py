@@ -6,33 +6,22 @@ array([0.], dtype=float32)
 """
 from ..device import get_array_module
 from .base import Operation
+from .unary import _Unary
 
 __all__ = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
            "atanh"]
 
 
-class Sin(Operation):
+class Sin(_Unary):
     """y = sin x.   dx = dy * cos x"""
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return get_array_module(x).sin(x)
-
-    def backward(self, dy):
-        (x,) = self.saved
-        return dy * get_array_module(x).cos(x)
+    function = staticmethod(lambda xp, x: xp.sin(x))
+    derivative = staticmethod(lambda xp, x: xp.cos(x))
 
 
-class Cos(Operation):
+class Cos(_Unary):
     """y = cos x.   dx = -dy * sin x"""
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return get_array_module(x).cos(x)
-
-    def backward(self, dy):
-        (x,) = self.saved
-        return -dy * get_array_module(x).sin(x)
+    function = staticmethod(lambda xp, x: xp.cos(x))
+    derivative = staticmethod(lambda xp, x: -xp.sin(x))
 
 
 class Tan(Operation):
@@ -46,19 +35,6 @@ class Tan(Operation):
     def backward(self, dy):
         (y,) = self.saved
         return dy * (1 + y * y)
-
-
-class _Unary(Operation):
-    """A one-input op whose backward needs only x: y = f(x), dx = dy * f'(x). Subclasses give
-    ``function(xp, x)`` and ``derivative(xp, x)``."""
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return self.function(get_array_module(x), x)
-
-    def backward(self, dy):
-        (x,) = self.saved
-        return dy * self.derivative(get_array_module(x), x)
 
 
 class Asin(_Unary):

@@ -63,16 +63,23 @@ class Sqrt(Operation):
         return dy / (y + y)
 
 
-class Abs(Operation):
-    """y = |x|.   dx = dy * sign(x)   (0 at x = 0)"""
+class _Unary(Operation):
+    """A one-input op whose backward needs only x: y = f(x), dx = dy * f'(x). Subclasses give
+    ``function(xp, x)`` and ``derivative(xp, x)`` (trigonometry.py has most of them)."""
 
     def forward(self, x):
         self.save_for_backward(x)
-        return get_array_module(x).abs(x)
+        return self.function(get_array_module(x), x)
 
     def backward(self, dy):
         (x,) = self.saved
-        return dy * get_array_module(x).sign(x)
+        return dy * self.derivative(get_array_module(x), x)
+
+
+class Abs(_Unary):
+    """y = |x|.   dx = dy * sign(x)   (0 at x = 0)"""
+    function = staticmethod(lambda xp, x: xp.abs(x))
+    derivative = staticmethod(lambda xp, x: xp.sign(x))
 
 
 class Sign(Operation):
