@@ -4,14 +4,9 @@ Every update is in place on the parameter's array, with state arrays of its dtyp
 device; hyperparameters reach the arithmetic as Python floats, so float32 stays float32.
 """
 from ..device import get_array_module
-from .base import Hyperparameter, Optimizer
+from .base import Hyperparameter, Optimizer, with_weight_decay
 
 __all__ = ["Adam", "AdamW", "RMSProp", "AdaGrad"]
-
-
-def _with_weight_decay(grad, data, weight_decay):
-    # A new array: the caller's gradient may be shared with another parameter's.
-    return grad + weight_decay * data if weight_decay != 0 else grad
 
 
 def _zeros_slot(state, slot, data):
@@ -82,7 +77,7 @@ class Adam(Optimizer):
         weight_decay = values["weight_decay"]
         xp = get_array_module(data)
         if not self.decoupled_weight_decay:
-            grad = _with_weight_decay(grad, data, weight_decay)
+            grad = with_weight_decay(grad, data, weight_decay)
         m = _zeros_slot(state, "m", data)
         v = _zeros_slot(state, "v", data)
         t = state.get("step", 0) + 1
@@ -92,7 +87,8 @@ class Adam(Optimizer):
         v += (1.0 - beta_2) * (grad * grad)
         if self.decoupled_weight_decay and weight_decay != 0:
             data *= 1.0 - lr * weight_decay
-        denominator = xp.sqrt(v * (1.0 / (1.0 - beta_2 ** t)))
+        denominator = v * (1.0 / (1.0 - beta_2 ** t))
+        xp.sqrt(denominator, out=denominator)
         denominator += values["epsilon"]
         step = m * (lr / (1.0 - beta_1 ** t))
         step /= denominator
@@ -153,7 +149,7 @@ class RMSProp(Optimizer):
     def update_array(self, data, grad, state, values):
         rho = values["rho"]
         xp = get_array_module(data)
-        grad = _with_weight_decay(grad, data, values["weight_decay"])
+        grad = with_weight_decay(grad, data, values["weight_decay"])
         average = _zeros_slot(state, "running_average", data)
         average *= rho
         average += (1.0 - rho) * (grad * grad)
@@ -190,7 +186,7 @@ class AdaGrad(Optimizer):
 
     def update_array(self, data, grad, state, values):
         xp = get_array_module(data)
-        grad = _with_weight_decay(grad, data, values["weight_decay"])
+        grad = with_weight_decay(grad, data, values["weight_decay"])
         history = _zeros_slot(state, "history", data)
         history += grad * grad
         denominator = history + values["epsilon"]

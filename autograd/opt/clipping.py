@@ -1,10 +1,9 @@
 """Gradient clipping by the global norm over the (param, grad) pairs of one backward."""
-import numbers
-
 import numpy as np
 
 from ..device import cpu, device_of_array, get_array_module
 from ..tensor import Tensor
+from .schedules import _positive
 
 __all__ = ["clip_grad_norm"]
 
@@ -27,9 +26,7 @@ def clip_grad_norm(pairs, max_norm, epsilon=1e-6):
     >>> norm.item(), pairs[0][1].to_numpy().round(4)
     (10.0, array([0.6, 0.8], dtype=float32))
     """
-    if not isinstance(max_norm, numbers.Real) or isinstance(max_norm, bool) or \
-            not max_norm > 0:
-        raise ValueError(f"clip_grad_norm: max_norm must be a positive number, got {max_norm!r}")
+    _positive(max_norm, "clip_grad_norm", "max_norm")
     pairs = list(pairs)
     arrays = []
     for index, pair in enumerate(pairs):

@@ -21,9 +21,12 @@ class DecayScheduler:
     """Base of the schedules (SINGA's name). ``schedule(step)`` calls :meth:`call`.
 
     Subclasses set ``init_value`` (the value at step 0, which SINGA's optimizers read) and
-    implement ``call(step) -> float`` and ``get_config() -> dict`` (the constructor's arguments,
-    so that an optimizer's ``state_dict`` can record and rebuild the schedule).
+    implement ``call(step) -> float``. ``get_config() -> dict`` gives the constructor's
+    arguments, so that an optimizer's ``state_dict`` can record and rebuild the schedule: by
+    default the attributes named in ``config_names``, which a subclass lists or overrides.
     """
+
+    config_names = ("init_value",)
 
     def __init__(self, init_value):
         self.init_value = _number(init_value, type(self).__name__, "init_value")
@@ -35,7 +38,7 @@ class DecayScheduler:
         raise NotImplementedError(f"{type(self).__name__}.call(step) is not implemented")
 
     def get_config(self):
-        return {"init_value": self.init_value}
+        return {name: getattr(self, name) for name in self.config_names}
 
     def __repr__(self):
         arguments = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
@@ -66,6 +69,8 @@ class ExponentialDecay(DecayScheduler):
     0.707107
     """
 
+    config_names = ("init_value", "decay_steps", "decay_rate", "staircase")
+
     def __init__(self, init_value, decay_steps, decay_rate, staircase=False):
         super().__init__(init_value)
         self.decay_steps = _positive(decay_steps, "ExponentialDecay", "decay_steps")
@@ -76,10 +81,6 @@ class ExponentialDecay(DecayScheduler):
         exponent = step // self.decay_steps if self.staircase else step / self.decay_steps
         return self.init_value * self.decay_rate ** exponent
 
-    def get_config(self):
-        return {"init_value": self.init_value, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase}
-
 
 class StepDecay(DecayScheduler):
     """``init_value * gamma ** (step // step_size)``: multiplied by ``gamma`` every
@@ -89,6 +90,8 @@ class StepDecay(DecayScheduler):
     [1.0, 1.0, 0.1, 0.010000000000000002]
     """
 
+    config_names = ("init_value", "step_size", "gamma")
+
     def __init__(self, init_value, step_size, gamma=0.1):
         super().__init__(init_value)
         self.step_size = _positive(step_size, "StepDecay", "step_size")
@@ -96,9 +99,6 @@ class StepDecay(DecayScheduler):
 
     def call(self, step):
         return self.init_value * self.gamma ** (step // self.step_size)
-
-    def get_config(self):
-        return {"init_value": self.init_value, "step_size": self.step_size, "gamma": self.gamma}
 
 
 class CosineDecay(DecayScheduler):
@@ -110,6 +110,8 @@ class CosineDecay(DecayScheduler):
     [1.0, 0.5, 0.0, 0.0]
     """
 
+    config_names = ("init_value", "total_steps", "final")
+
     def __init__(self, init_value, total_steps, final=0.0):
         super().__init__(init_value)
         self.total_steps = _positive(total_steps, "CosineDecay", "total_steps")
@@ -119,10 +121,6 @@ class CosineDecay(DecayScheduler):
         progress = min(step, self.total_steps) / self.total_steps
         cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
         return self.final + (self.init_value - self.final) * cosine
-
-    def get_config(self):
-        return {"init_value": self.init_value, "total_steps": self.total_steps,
-                "final": self.final}
 
 
 class LinearWarmup(DecayScheduler):

@@ -1,5 +1,5 @@
 """Stochastic gradient descent, optionally with momentum (heavy-ball or Nesterov)."""
-from .base import Hyperparameter, Optimizer
+from .base import Hyperparameter, Optimizer, with_weight_decay
 
 __all__ = ["SGD"]
 
@@ -48,9 +48,7 @@ class SGD(Optimizer):
 
     def update_array(self, data, grad, state, values):
         lr, momentum = values["lr"], values["momentum"]
-        weight_decay = values["weight_decay"]
-        if weight_decay != 0:
-            grad = grad + weight_decay * data
+        grad = with_weight_decay(grad, data, values["weight_decay"])
         buffer = state.get("momentum_buffer")
         if momentum != 0 or buffer is not None:
             if buffer is None:

@@ -47,14 +47,7 @@ def _saved_schedule(schedule):
 
 
 def _host_copy(state):
-    copied = {}
-    for slot, value in state.items():
-        if hasattr(value, "shape"):
-            host = move_array(value, cpu())
-            copied[slot] = host.copy() if host is value else host
-        else:
-            copied[slot] = value
-    return copied
+    return _copied_state(state, cpu())
 
 
 def _named_parameters(owner, optimizer, params):
@@ -232,12 +225,16 @@ def check_entry_fits(owner, entry, param):
 
 def state_on_device(state, param):
     """Fresh copies of a saved state's arrays on ``param``'s device (counts stay ints)."""
+    return _copied_state(state, param.device)
+
+
+def _copied_state(state, device):
+    # Always fresh arrays: a saved or loaded state must not alias the live one.
     copied = {}
-    with param.device.activate():
+    with device.activate():
         for slot, value in state.items():
             if hasattr(value, "shape"):
-                moved = move_array(value, param.device)
-                copied[slot] = moved.copy() if moved is value else moved
-            else:
-                copied[slot] = value
+                moved = move_array(value, device)
+                value = moved.copy() if moved is value else moved
+            copied[slot] = value
     return copied
