@@ -28,18 +28,15 @@ class Device:
         self.kind = kind
         self.index = index
         self.xp = xp
-        self.random = xp.random.default_rng() if kind == "cpu" else _new_cupy_generator(xp, None)
+        self.random = xp.random.default_rng()
 
     def __repr__(self):
         return "cpu" if self.kind == "cpu" else f"gpu:{self.index}"
 
     def seed(self, seed):
         """Restart this device's random generator from ``seed``."""
-        if self.kind == "cpu":
-            self.random = np.random.default_rng(seed)
-        else:
-            with self.xp.cuda.Device(self.index):
-                self.random = _new_cupy_generator(self.xp, seed)
+        with self.activate():
+            self.random = self.xp.random.default_rng(seed)
 
     def activate(self):
         """A context manager that makes this device current for CuPy (a no-op on the CPU)."""
@@ -54,10 +51,6 @@ class _NullContext:
 
     def __exit__(self, *exc):
         return False
-
-
-def _new_cupy_generator(cupy, seed):
-    return cupy.random.default_rng(seed)
 
 
 _CPU = Device("cpu", 0, np)

@@ -18,6 +18,7 @@ True
 """
 import numpy as np
 
+from .device import move_array
 from .graph import gradients, no_grad
 from .tensor import Tensor
 from .operations.elementwise import mul
@@ -44,9 +45,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
     tensors, checked = _float64_inputs(inputs)
     outputs = _as_tuple(fn(*tensors), "gradcheck: fn")
     rng = np.random.default_rng(seed)
-    upstream = [rng.standard_normal(o.shape) for o in outputs]
-    upstream = [o.device.xp.asarray(u) if o.device.kind != "cpu" else u
-                for o, u in zip(outputs, upstream)]
+    upstream = [move_array(rng.standard_normal(o.shape), o.device) for o in outputs]
     for o in outputs:
         if o.data.dtype != np.float64:
             raise TypeError(f"gradcheck: fn returned a {o.data.dtype} tensor from float64 inputs")
@@ -60,7 +59,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
     for position in checked:
         data = tensors[position].data
         grad = analytic.get(tensors[position])
-        grad = np.zeros(data.shape) if grad is None else _host(grad.data)
+        grad = np.zeros(data.shape) if grad is None else grad.to_numpy()
         for element in np.ndindex(*data.shape):
             original = data[element].item()
             data[element] = original + eps
@@ -116,9 +115,5 @@ def _analytic(outputs, upstream):
         return gradients(output, dy)
     total = reduce_all(*[reduce_all(mul(o, Tensor(data=u, device=o.device,
                                                   requires_grad=False)))
-                         for o, u in recorded]) if len(recorded) > 1 else None
+                         for o, u in recorded])
     return gradients(total)
-
-
-def _host(array):
-    return array if isinstance(array, np.ndarray) else array.get()

@@ -171,7 +171,7 @@ class Tensor(InPlaceMethods):
 
     def as_type(self, dtype):
         """A copy converted to ``dtype``, outside any graph (use it to cast explicitly)."""
-        return Tensor(data=self.data.astype(dtype), device=self.device,
+        return Tensor(data=self.data, device=self.device, dtype=np.dtype(dtype),
                       requires_grad=self.requires_grad)
 
     # ------------------------------------------------------------ in-place initialisers
