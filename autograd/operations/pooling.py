@@ -131,21 +131,20 @@ class AvgPool2d(_Pool2d):
         super().__init__(kernel, stride, pads_h, pads_w, out_size)
         self.divisor = divisor      # a Python number, or an (OH, OW) NumPy array of counts
 
-    def _divisor(self, like):
-        if isinstance(self.divisor, np.ndarray):
-            return get_array_module(like).asarray(self.divisor, dtype=like.dtype)
-        return self.divisor
-
     def forward(self, x):
+        xp = get_array_module(x)
         padded = pad2d(x, self.pads_h, self.pads_w, 0.0)
-        y = self.reduce_windows(padded, get_array_module(x).add)
-        y /= self._divisor(y)
+        y = self.reduce_windows(padded, xp.add)
+        if isinstance(self.divisor, np.ndarray):
+            # moved to y's device and dtype once, for both passes
+            self.divisor = xp.asarray(self.divisor, dtype=y.dtype)
+        y /= self.divisor
         self.padded_shape = padded.shape
         return y
 
     def backward(self, dy):
         xp = get_array_module(dy)
-        share = dy / self._divisor(dy)
+        share = dy / self.divisor
         n, c, padded_h, padded_w = self.padded_shape
         # The transpose of the separable forward: spread along rows, then along columns.
         rows = xp.zeros((n, c, padded_h, self.out_size[1]), dy.dtype)
