@@ -3,7 +3,7 @@ import numpy as np
 
 from ..operations.im2col import pair
 
-__all__ = ["PAD_MODES", "positive_int", "positive_pair"]
+__all__ = ["PAD_MODES", "positive_int", "positive_pair", "pad_mode_argument", "conv_padding"]
 
 PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")      # SINGA's / ONNX's auto_pad
 
@@ -20,4 +20,29 @@ def positive_pair(value, what, layer):
     result = pair(value, layer, what)
     if min(result) < 1:
         raise ValueError(f"{layer}: {what} must be positive, got {value!r}")
+    return result
+
+
+def pad_mode_argument(pad_mode, layer):
+    """SINGA's ``pad_mode`` upper-cased, else a ValueError listing :data:`PAD_MODES`."""
+    mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
+    if mode not in PAD_MODES:
+        raise ValueError(f"{layer}: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
+    return mode
+
+
+def conv_padding(padding, layer, forms="an int, a pair", numbers=None):
+    """A convolution's ``padding``: PyTorch's "same" / "valid" (any case) lower-cased, else
+    ``numbers(padding)``, by default a (height, width) pair of non-negative ints. ``forms`` names
+    the numeric forms the layer takes, for the error."""
+    if isinstance(padding, str):
+        if padding.lower() not in ("same", "valid"):
+            raise ValueError(f"{layer}: padding must be {forms}, 'same' or 'valid', got "
+                             f"{padding!r}")
+        return padding.lower()
+    if numbers is not None:
+        return numbers(padding)
+    result = pair(padding, layer, "padding")
+    if min(result) < 0:
+        raise ValueError(f"{layer}: padding must be non-negative, got {padding!r}")
     return result

@@ -7,77 +7,70 @@
 >>> autograd.MaxPool2d(3, 2).output_shape((4, 32, 28, 28))
 (4, 32, 13, 13)
 """
+import math
+
 import numpy as np
 
 from ..operations import conv as conv_ops
 from ..operations import pooling as pooling_ops
 from ..operations.im2col import output_size, pair, same_pads
 from ..tensor import Tensor
-from .arguments import PAD_MODES, positive_int, positive_pair
+from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair
 from .base import Layer, shape_text
 from .init import check_scheme, initialize
 
 __all__ = ["Conv2d", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d"]
 
 
-class Conv2d(Layer):
-    """2-D convolution (``autograd.conv2d``) with W (out_channels, in_channels / groups, kh, kw)
-    and b (out_channels,).
+class _Convolution(Layer):
+    """What Conv2d and Conv1d share: parameters, shape inference, repr and lazy loading. Each
+    subclass names itself (``_LAYER``) and its spatial axes (``_AXES``), converts its own
+    arguments (pairs for Conv2d, ints for Conv1d, so errors speak of that layer's forms) and
+    gives its operation; ``_per_axis`` turns an argument into one value per spatial axis."""
 
-    ``padding`` is an int, a (height, width) pair, or PyTorch's ``"same"`` / ``"valid"``;
-    SINGA's ``pad_mode`` ("SAME_UPPER", "SAME_LOWER", "VALID"; "NOTSET" uses ``padding``)
-    overrides it. ``group`` is SINGA's spelling of ``groups``. SINGA's lazy form
-    ``Conv2d(out_channels, kernel_size)`` (two positional arguments) takes in_channels from the
-    first input. ``init`` (Glorot uniform by default) and ``wscale`` pick the weight scheme with
-    fan_in = in_channels / groups * kh * kw and fan_out = out_channels * kh * kw; b starts at 0.
-    """
+    _LAYER = "Conv2d"
+    _AXES = ("H", "W")
 
-    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, pad_mode="NOTSET", init="xavier", wscale=1.0,
-                 group=None):
+    @staticmethod
+    def _per_axis(value):
+        """2-D arguments are pairs already; Conv1d and the 1-D poolings wrap their ints."""
+        return value
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                 bias, pad_mode, init, wscale, group):
         super().__init__()
-        if kernel_size is None:                     # SINGA's Conv2d(out_channels, kernel_size)
+        if kernel_size is None:                     # SINGA's lazy (out_channels, kernel_size)
             in_channels, out_channels, kernel_size = None, in_channels, out_channels
         groups = groups if group is None else group
-        self.out_channels = positive_int(out_channels, "out_channels", "Conv2d")
-        self.groups = positive_int(groups, "groups", "Conv2d")
-        self.in_channels = None
-        self.kernel_size = positive_pair(kernel_size, "kernel_size", "Conv2d")
-        self.stride = positive_pair(stride, "stride", "Conv2d")
-        self.dilation = positive_pair(dilation, "dilation", "Conv2d")
-        self.pad_mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
-        if self.pad_mode not in PAD_MODES:
-            raise ValueError(f"Conv2d: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
-        if isinstance(padding, str):
-            if padding.lower() not in ("same", "valid"):
-                raise ValueError(f"Conv2d: padding must be an int, a pair, 'same' or 'valid', "
-                                 f"got {padding!r}")
-            self.padding = padding.lower()
-        else:
-            self.padding = pair(padding, "Conv2d", "padding")
-            if min(self.padding) < 0:
-                raise ValueError(f"Conv2d: padding must be non-negative, got {padding!r}")
+        self.out_channels = self._count(out_channels, "out_channels")
+        self.groups = self._count(groups, "groups")
+        self.kernel_size = self._sizes(kernel_size, "kernel_size")
+        self.stride = self._sizes(stride, "stride")
+        self.dilation = self._sizes(dilation, "dilation")
+        self.pad_mode = pad_mode_argument(pad_mode, self._LAYER)
+        self.padding = self._padding(padding)
         if self.out_channels % self.groups:
-            raise ValueError(f"Conv2d: groups={self.groups} must divide "
+            raise ValueError(f"{self._LAYER}: groups={self.groups} must divide "
                              f"out_channels={self.out_channels}")
         self.bias = bool(bias)
-        self.init = check_scheme(init, "Conv2d")
+        self.init = check_scheme(init, self._LAYER)
         self.wscale = wscale
+        self.in_channels = None
         self.W = None
         self.b = None
         if in_channels is not None:
-            self._build(positive_int(in_channels, "in_channels", "Conv2d"), np.float32, None)
+            self._build(self._count(in_channels, "in_channels"), np.float32, None)
 
     def _build(self, in_channels, dtype, device):
         if in_channels % self.groups:
-            raise ValueError(f"Conv2d: groups={self.groups} must divide "
+            raise ValueError(f"{self._LAYER}: groups={self.groups} must divide "
                              f"in_channels={in_channels}")
         self.in_channels = in_channels
-        kh, kw = self.kernel_size
-        W = Tensor(shape=(self.out_channels, in_channels // self.groups, kh, kw), dtype=dtype,
+        kernel = self._per_axis(self.kernel_size)
+        W = Tensor(shape=(self.out_channels, in_channels // self.groups) + kernel, dtype=dtype,
                    device=device, stores_grad=True)
-        self.W = initialize(W, self.init, in_channels // self.groups * kh * kw,
-                            self.out_channels * kh * kw, self.wscale)
+        self.W = initialize(W, self.init, in_channels // self.groups * math.prod(kernel),
+                            self.out_channels * math.prod(kernel), self.wscale)
         if self.bias:
             self.b = Tensor(shape=(self.out_channels,), dtype=dtype, device=device,
                             stores_grad=True)
@@ -85,14 +78,13 @@ class Conv2d(Layer):
     def extra_repr(self):
         inputs = "?" if self.in_channels is None else self.in_channels
         text = f"{inputs}->{self.out_channels}, kernel_size={self.kernel_size}"
-        if self.stride != (1, 1):
+        if any(s != 1 for s in self._per_axis(self.stride)):
             text += f", stride={self.stride}"
         if self.pad_mode != "NOTSET":
             text += f", pad_mode={self.pad_mode!r}"
-        elif self.padding != (0, 0):
-            text += f", padding={self.padding!r}" if isinstance(self.padding, str) else \
-                f", padding={self.padding}"
-        if self.dilation != (1, 1):
+        elif isinstance(self.padding, str) or any(self._per_axis(self.padding)):
+            text += f", padding={self.padding!r}"
+        if any(d != 1 for d in self._per_axis(self.dilation)):
             text += f", dilation={self.dilation}"
         if self.groups != 1:
             text += f", groups={self.groups}"
@@ -104,50 +96,52 @@ class Conv2d(Layer):
             mode = "SAME_UPPER" if self.padding == "same" else "VALID"
         if mode == "VALID":
             return (0, 0)
-        if mode in ("SAME_UPPER", "SAME_LOWER"):
-            if size is None:
-                return None
-            return same_pads(size, self.kernel_size[axis], self.stride[axis],
-                             self.dilation[axis], lower=mode == "SAME_LOWER")
-        return (self.padding[axis], self.padding[axis])
+        if mode == "NOTSET":
+            padding = self._per_axis(self.padding)[axis]
+            return (padding, padding)
+        return same_pads(size, self._per_axis(self.kernel_size)[axis],
+                         self._per_axis(self.stride)[axis], self._per_axis(self.dilation)[axis],
+                         lower=mode == "SAME_LOWER")
 
     def output_shape(self, input_shape):
         shape = tuple(input_shape)
         channels = "C" if self.in_channels is None else self.in_channels
-        expected = shape_text(("N", channels, "H", "W"))
-        fits = len(shape) == 4 and (self.in_channels is None or shape[1] == self.in_channels)
+        expected = shape_text(("N", channels) + self._AXES)
+        fits = len(shape) == 2 + len(self._AXES) and (self.in_channels is None
+                                                       or shape[1] == self.in_channels)
         if fits and self.in_channels is None and shape[1] is not None:
             fits = shape[1] % self.groups == 0
-            expected = f"(N, C, H, W) with C divisible by groups={self.groups}"
+            expected = f"{expected} with C divisible by groups={self.groups}"
         self.check_input(fits, expected, shape)
+        kernel, dilation = self._per_axis(self.kernel_size), self._per_axis(self.dilation)
         out = []
-        for axis in (0, 1):
+        for axis, letter in enumerate(self._AXES):
             size = shape[2 + axis]
-            pads = self._pads(size, axis)
             if size is None:
                 out.append(None)
                 continue
-            count = output_size(size, self.kernel_size[axis], self.stride[axis],
-                                self.dilation[axis], pads)
-            span = self.dilation[axis] * (self.kernel_size[axis] - 1) + 1
-            self.check_input(count >= 1, f"{expected} with {'HW'[axis]} >= "
+            pads = self._pads(size, axis)
+            count = output_size(size, kernel[axis], self._per_axis(self.stride)[axis],
+                                dilation[axis], pads)
+            span = dilation[axis] * (kernel[axis] - 1) + 1
+            self.check_input(count >= 1, f"{expected} with {letter} >= "
                              f"{span - pads[0] - pads[1]} (padding {pads})", shape)
             out.append(count)
-        return (shape[0], self.out_channels, out[0], out[1])
+        return (shape[0], self.out_channels) + tuple(out)
 
     def forward(self, x):
         self.output_shape(x.shape)
         if self.W is None:
             dtype = x.dtype if x.dtype.kind == "f" else np.float32
             self._build(x.shape[1], dtype, x.device)
-        return conv_ops.conv2d(x, self.W, self.b, stride=self.stride, padding=self.padding,
+        return self._operation(x, self.W, self.b, stride=self.stride, padding=self.padding,
                                dilation=self.dilation, groups=self.groups,
                                pad_mode=self.pad_mode)
 
     def count_parameters(self, input_shape=None):
         if self.W is None and input_shape is not None:
-            kh, kw = self.kernel_size
-            weights = self.out_channels * input_shape[1] // self.groups * kh * kw
+            weights = self.out_channels * input_shape[1] // self.groups * \
+                math.prod(self._per_axis(self.kernel_size))
             return weights + (self.out_channels if self.bias else 0)
         return super().count_parameters()
 
@@ -155,9 +149,10 @@ class Conv2d(Layer):
         value = state.get(prefix + "W")
         if self.W is not None or value is None:
             return {}
-        per_group = value.shape[1] if value.ndim == 4 else None
+        kernel = self._per_axis(self.kernel_size)
+        per_group = value.shape[1] if value.ndim == 2 + len(kernel) else None
         dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float32)
-        pending = {prefix + "W": ((self.out_channels, per_group) + self.kernel_size, dtype)}
+        pending = {prefix + "W": ((self.out_channels, per_group) + kernel, dtype)}
         if self.bias:
             pending[prefix + "b"] = ((self.out_channels,), dtype)
         return pending
@@ -168,41 +163,104 @@ class Conv2d(Layer):
             self._build(value.shape[1] * self.groups, value.dtype, None)
 
 
-class _Pool2d(Layer):
-    """Shared arguments and shape inference of the pooling layers."""
+class Conv2d(_Convolution):
+    """2-D convolution (``autograd.conv2d``) with W (out_channels, in_channels / groups, kh, kw)
+    and b (out_channels,).
+
+    ``padding`` is an int, a (height, width) pair, or PyTorch's ``"same"`` / ``"valid"``;
+    SINGA's ``pad_mode`` ("SAME_UPPER", "SAME_LOWER", "VALID"; "NOTSET" uses ``padding``)
+    overrides it. ``group`` is SINGA's spelling of ``groups``. SINGA's lazy form
+    ``Conv2d(out_channels, kernel_size)`` (two positional arguments) takes in_channels from the
+    first input. ``init`` (Glorot uniform by default) and ``wscale`` pick the weight scheme with
+    fan_in = in_channels / groups * kh * kw and fan_out = out_channels * kh * kw; b starts at 0.
+    """
+
+    _operation = staticmethod(conv_ops.conv2d)
+
+    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, pad_mode="NOTSET", init="xavier", wscale=1.0,
+                 group=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, pad_mode, init, wscale, group)
+
+    def _count(self, value, what):
+        return positive_int(value, what, "Conv2d")
+
+    def _sizes(self, value, what):
+        return positive_pair(value, what, "Conv2d")
+
+    def _padding(self, padding):
+        return conv_padding(padding, "Conv2d")
+
+
+
+class _Pooling(Layer):
+    """What the 2-D and 1-D pooling layers share: their arguments (converted by the subclass:
+    pairs or ints), repr and shape inference over the last ``len(_AXES)`` axes."""
+
+    _AXES = ("H", "W")
+    _per_axis = staticmethod(_Convolution._per_axis)
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False):
         super().__init__()
         name = type(self).__name__
-        self.kernel_size = positive_pair(kernel_size, "kernel_size", name)
+        self.kernel_size = self._sizes(kernel_size, "kernel_size", name)
         self.stride = self.kernel_size if stride is None else \
-            positive_pair(stride, "stride", name)
-        self.padding = pair(padding, name, "padding")
-        if not all(0 <= p <= k // 2 for p, k in zip(self.padding, self.kernel_size)):
+            self._sizes(stride, "stride", name)
+        self.padding = self._padding(padding, name)
+        kernel = self._per_axis(self.kernel_size)
+        if not all(0 <= p <= k // 2 for p, k in zip(self._per_axis(self.padding), kernel)):
             raise ValueError(f"{name}: padding must be between 0 and half the kernel size "
                              f"{self.kernel_size}, got {padding!r}")
         self.ceil_mode = bool(ceil_mode)
 
     def extra_repr(self):
         text = f"kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0, 0):
+        if any(self._per_axis(self.padding)):
             text += f", padding={self.padding}"
         return text + (", ceil_mode=True" if self.ceil_mode else "")
 
+    def _check_layout(self, shape):
+        self.check_input(len(shape) == 4, "(N, C, H, W)", shape)
+
     def output_shape(self, input_shape):
         shape = tuple(input_shape)
-        self.check_input(len(shape) == 4, "(N, C, H, W)", shape)
+        self._check_layout(shape)
+        layout = shape_text(("N", "C") + self._AXES)
+        first = len(shape) - len(self._AXES)
+        kernel, stride = self._per_axis(self.kernel_size), self._per_axis(self.stride)
         out = []
-        for axis in (0, 1):
-            size, kernel, p = shape[2 + axis], self.kernel_size[axis], self.padding[axis]
+        for axis, letter in enumerate(self._AXES):
+            size, p = shape[first + axis], self._per_axis(self.padding)[axis]
             if size is None:
                 out.append(None)
                 continue
-            count = output_size(size, kernel, self.stride[axis], 1, (p, p), self.ceil_mode)
-            self.check_input(count >= 1, f"(N, C, H, W) with {'HW'[axis]} >= {kernel - 2 * p}",
+            count = output_size(size, kernel[axis], stride[axis], 1, (p, p), self.ceil_mode)
+            self.check_input(count >= 1, f"{layout} with {letter} >= {kernel[axis] - 2 * p}",
                              shape)
             out.append(count)
-        return (shape[0], shape[1], out[0], out[1])
+        return shape[:first] + tuple(out)
+
+
+class _Pool2d(_Pooling):
+    _sizes = staticmethod(positive_pair)
+
+    @staticmethod
+    def _padding(padding, name):
+        return pair(padding, name, "padding")
+
+
+class _Averaging:
+    """``count_include_pad``, which average pooling adds to the pooling arguments."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__(kernel_size, stride, padding, ceil_mode)
+        self.count_include_pad = bool(count_include_pad)
+
+    def extra_repr(self):
+        return super().extra_repr() + ("" if self.count_include_pad else
+                                       ", count_include_pad=False")
 
 
 class MaxPool2d(_Pool2d):
@@ -216,18 +274,9 @@ class MaxPool2d(_Pool2d):
                                       self.ceil_mode)
 
 
-class AvgPool2d(_Pool2d):
+class AvgPool2d(_Averaging, _Pool2d):
     """Average pooling (``autograd.avg_pool2d``), arguments as MaxPool2d; zero padding, counted
     in the divisor when ``count_include_pad`` (the default, as PyTorch)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):
-        super().__init__(kernel_size, stride, padding, ceil_mode)
-        self.count_include_pad = bool(count_include_pad)
-
-    def extra_repr(self):
-        return super().extra_repr() + ("" if self.count_include_pad else
-                                       ", count_include_pad=False")
 
     def forward(self, x):
         self.output_shape(x.shape)

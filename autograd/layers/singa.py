@@ -17,7 +17,7 @@ from ..operations import shape as shape_ops
 from ..operations.im2col import output_size, pair, same_pads
 from ..tensor import Tensor
 from .activation import Softmax
-from .arguments import PAD_MODES, positive_int, positive_pair
+from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair
 from .base import Layer, shape_text
 from .conv import Conv2d
 from .init import check_scheme, initialize
@@ -145,16 +145,7 @@ class SeparableConv2d(Layer):
         self.out_channels = positive_int(out_channels, "out_channels", "SeparableConv2d")
         self.kernel_size = positive_pair(kernel_size, "kernel_size", "SeparableConv2d")
         self.stride = positive_pair(stride, "stride", "SeparableConv2d")
-        if isinstance(padding, str):
-            if padding.lower() not in ("same", "valid"):
-                raise ValueError(f"SeparableConv2d: padding must be an int, a pair, 'same' or "
-                                 f"'valid', got {padding!r}")
-            self.padding = padding.lower()
-        else:
-            self.padding = pair(padding, "SeparableConv2d", "padding")
-            if min(self.padding) < 0:
-                raise ValueError(f"SeparableConv2d: padding must be non-negative, got "
-                                 f"{padding!r}")
+        self.padding = conv_padding(padding, "SeparableConv2d")
         self.bias = bool(bias)
         self.in_channels = None
         self.depthwise_conv = None
@@ -182,8 +173,7 @@ class SeparableConv2d(Layer):
         if self.stride != (1, 1):
             text += f", stride={self.stride}"
         if self.padding != (0, 0):
-            text += f", padding={self.padding!r}" if isinstance(self.padding, str) else \
-                f", padding={self.padding}"
+            text += f", padding={self.padding!r}"
         return text + (", bias=True" if self.bias else "")
 
     def output_shape(self, input_shape):
@@ -254,9 +244,7 @@ class Pooling2d(Layer):
         self.stride = self.kernel_size if stride is None else \
             positive_pair(stride, "stride", name)
         self.is_max = bool(is_max)
-        self.pad_mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
-        if self.pad_mode not in PAD_MODES:
-            raise ValueError(f"{name}: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
+        self.pad_mode = pad_mode_argument(pad_mode, name)
         if isinstance(padding, (list, tuple)) and len(padding) == 4:
             top, bottom, left, right = (int(p) for p in padding)
         else:
