@@ -9,7 +9,7 @@ import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
-from .utils import unbroadcast, as_tensor_like
+from .utils import unbroadcast, as_tensor_like, normalize_axis
 
 __all__ = ["matmul", "add_bias", "gemm", "einsum", "tensordot"]
 
@@ -263,8 +263,8 @@ def tensordot(a, b, axes=2):
     else:
         axes_a, axes_b = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
                           [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
-    axes_a = [x % a.ndim for x in axes_a]
-    axes_b = [x % b.ndim for x in axes_b]
+    axes_a = [normalize_axis(x, a.ndim, "tensordot") for x in axes_a]
+    axes_b = [normalize_axis(x, b.ndim, "tensordot") for x in axes_b]
     if len(axes_a) != len(axes_b):
         raise ValueError(f"tensordot: {len(axes_a)} axes of a against {len(axes_b)} of b")
     term_a = list(letters[:a.ndim])

@@ -57,3 +57,9 @@ def test_einsum_errors_name_the_problem():
         autograd.einsum("ii->i", Tensor(shape=(2, 2)))
     with pytest.raises(ValueError, match=r"cannot contract axis 1 of \(2, 3\)"):
         autograd.tensordot(Tensor(shape=(2, 3)), Tensor(shape=(4, 2)), 1)
+
+
+def test_tensordot_axis_out_of_range_is_named():
+    a, b = Tensor(shape=(2, 3)), Tensor(shape=(3, 4))
+    with pytest.raises(ValueError, match=r"tensordot: axis 5 is out of range for a 2-d tensor"):
+        autograd.tensordot(a, b, axes=([5], [0]))
