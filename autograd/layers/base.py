@@ -280,19 +280,17 @@ class Layer:
 
     def set_params(self, params):
         """Assign some parameters by name (SINGA); unknown names are an error."""
-        known = self.get_params()
-        unknown = [n for n in params if n not in known]
-        if unknown:
-            raise ValueError(f"{type(self).__name__}.set_params: unknown parameters {unknown}")
-        self.load_state_dict(params, strict=False)
+        self._assign_known(params, self.get_params(), "set_params", "parameters")
 
     def set_states(self, states):
         """Assign some parameters and buffers by name (SINGA); unknown names are an error."""
-        known = self.get_states()
-        unknown = [n for n in states if n not in known]
+        self._assign_known(states, self.get_states(), "set_states", "states")
+
+    def _assign_known(self, values, known, method, what):
+        unknown = [n for n in values if n not in known]
         if unknown:
-            raise ValueError(f"{type(self).__name__}.set_states: unknown states {unknown}")
-        self.load_state_dict(states, strict=False)
+            raise ValueError(f"{type(self).__name__}.{method}: unknown {what} {unknown}")
+        self.load_state_dict(values, strict=False)
 
 
 def _host_array(value):

@@ -49,7 +49,7 @@ class _Recurrent(Layer):
     gate_count = 1
     state_count = 1          # 2 for LSTM: (h, c)
 
-    def __init__(self, input_size, hidden_size, bias=True, batch_first=False,
+    def __init__(self, input_size, hidden_size, *, bias=True, batch_first=False,
                  return_sequences=False, init="xavier", wscale=1.0):
         super().__init__()
         name = type(self).__name__
@@ -196,8 +196,8 @@ class RNN(_Recurrent):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, bias, batch_first, return_sequences, init,
-                         wscale)
+        super().__init__(input_size, hidden_size, bias=bias, batch_first=batch_first,
+                         return_sequences=return_sequences, init=init, wscale=wscale)
 
     def extra_repr(self):
         return super().extra_repr() + (", nonlinearity='relu'"
@@ -220,11 +220,6 @@ class LSTM(_Recurrent):
     gate_count = 4
     state_count = 2
 
-    def __init__(self, input_size, hidden_size, *, bias=True, batch_first=False,
-                 return_sequences=False, init="xavier", wscale=1.0):
-        super().__init__(input_size, hidden_size, bias, batch_first, return_sequences, init,
-                         wscale)
-
     def _step(self, projected_x, state):
         h, c = state
         gates = projected_x + self._project_hidden(h)
@@ -242,11 +237,6 @@ class GRU(_Recurrent):
     Returns ``(output, h_T)``."""
 
     gate_count = 3
-
-    def __init__(self, input_size, hidden_size, *, bias=True, batch_first=False,
-                 return_sequences=False, init="xavier", wscale=1.0):
-        super().__init__(input_size, hidden_size, bias, batch_first, return_sequences, init,
-                         wscale)
 
     def _step(self, projected_x, state):
         (h,) = state
