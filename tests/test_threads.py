@@ -15,7 +15,8 @@ from hypothesis import given, strategies as st
 import autograd
 from autograd import threads
 from tests.opcase import check_case
-from tests.operations import test_activation, test_conv, test_normalization, test_pooling
+from tests.operations import (test_activation, test_conv, test_normalization, test_pooling,
+                               test_winograd)
 
 
 @pytest.fixture
@@ -132,6 +133,7 @@ def _relu_case(data):
     test_activation.test_relu_gradient_is_zero_at_zero_and_keeps_dy_elsewhere,
     test_conv.test_forward_matches_direct_loops_and_float32_is_kept,
     test_conv.test_gradients_match_finite_differences,
+    test_winograd.test_forward_and_gradients_match_direct_sums_with_any_padding,
     test_pooling.test_max_pool_matches_loops_and_gradcheck,
     test_pooling.test_max_pool_ties_give_the_gradient_once_to_the_first_maximum,
     test_normalization.test_batch_norm_training_output_and_running_statistics,
