@@ -119,6 +119,17 @@ def columns(padded, kernel, out_size, stride, dilation, groups):
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], -1)
 
 
+def image_columns(padded, kernel, out_size, stride, dilation):
+    """Each image's own im2col matrix: (N, C * kh * kw, OH * OW), row (c, i, j), column
+    (oh, ow), so that a batched GEMM with the kernel writes NCHW directly. One strided copy
+    into a reused buffer."""
+    xp = get_array_module(padded)
+    windows = window_view(padded, kernel, out_size, stride, dilation)
+    cols = reusable_empty(xp, windows.shape, padded.dtype)
+    threads.copy(cols, windows)
+    return cols.reshape(windows.shape[0], -1, out_size[0] * out_size[1])
+
+
 # Column matrices are large (75 MB for a 3x3 convolution of a (32, 64, 32, 32) batch) and live
 # for one forward/backward pair. An allocation that large comes fresh from mmap every time, and
 # the kernel zeroes each page on first touch: measured, half of the cost of filling the columns

@@ -94,6 +94,16 @@ def test_gradients_match_finite_differences(s):
     autograd.gradcheck(lambda *t: autograd.conv2d(*t, **_kwargs(s)), inputs)
 
 
+@pytest.mark.parametrize("max_k", [0, 10 ** 6], ids=["batch-columns", "per-image-columns"])
+def test_both_column_layouts_pass_the_reference_tests(monkeypatch, max_k):
+    """The tiny shapes above mostly take per-image columns (C * kh * kw <= 32); force each
+    layout in turn."""
+    from autograd.operations import conv
+    monkeypatch.setattr(conv, "PER_IMAGE_MAX_K", max_k)
+    test_forward_matches_direct_loops_and_float32_is_kept()
+    test_gradients_match_finite_differences()
+
+
 def test_input_gradient_is_skipped_for_a_data_batch():
     x = Tensor(data=np.ones((1, 2, 4, 4)), requires_grad=False)
     W = Tensor(data=np.ones((3, 2, 3, 3)), stores_grad=True)
