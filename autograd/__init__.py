@@ -25,6 +25,7 @@ from .tensor import Tensor
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
 from .operations.base import Operation
 from .threads import set_num_threads, get_num_threads
+from .memory import empty_cache
 
 Operator = Operation      # SINGA 3+ names the base class Operator
 from .operations.elementwise import *        # noqa: F401,F403  (each module's __all__)

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 
 from .device import get_array_module
+from . import memory
 
 __all__ = ["set_num_threads", "get_num_threads"]
 
@@ -151,7 +152,7 @@ def ascontiguousarray(array):
         return get_array_module(array).ascontiguousarray(array)
     if array.flags.c_contiguous:
         return array
-    result = np.empty(array.shape, array.dtype)
+    result = memory.empty(np, array.shape, array.dtype)
     copy(result, array)
     return result
 

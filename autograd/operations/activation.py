@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..device import get_array_module
-from .. import threads
+from .. import memory, threads
 from .base import Operation
 from .utils import unbroadcast, as_tensor_like, check_tensor
 from . import special
@@ -64,13 +64,13 @@ class ReLU(Operation):
 
     def forward(self, x):
         xp = get_array_module(x)
-        y = threads.elementwise(_relu, xp.empty_like(x), x)
+        y = threads.elementwise(_relu, memory.empty(xp, x.shape, x.dtype), x)
         self.save_for_backward(y)
         return y
 
     def backward(self, dy):
         (y,) = self.saved
-        return threads.elementwise(_relu_gradient, get_array_module(dy).empty_like(dy), dy, y)
+        return threads.elementwise(_relu_gradient, memory.empty_like(dy), dy, y)
 
 
 def _relu(out, x):

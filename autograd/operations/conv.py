@@ -35,7 +35,7 @@ array([[4., 4.],
 import numbers
 
 from ..device import get_array_module
-from .. import threads
+from .. import memory, threads
 from .base import Operation
 from . import winograd
 from .im2col import (pair, output_size, same_pads, pad2d, unpad2d, offset_slice, columns,
@@ -77,8 +77,9 @@ class Conv2d(Operation):
         self.per_image = self.groups == 1 and c * kh * kw <= PER_IMAGE_MAX_K
         if self.per_image:
             cols = image_columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation)
-            y = xp.matmul(W.reshape(out_channels, -1), cols).reshape(n, out_channels, out_h,
-                                                                     out_w)
+            y = memory.empty(xp, (n, out_channels, out_h * out_w), x.dtype)
+            xp.matmul(W.reshape(out_channels, -1), cols, out=y)
+            y = y.reshape(n, out_channels, out_h, out_w)
         else:
             cols = columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation,
                            self.groups)
@@ -173,7 +174,8 @@ class Conv2d(Operation):
         weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
         dcols = xp.matmul(weights.transpose(0, 2, 1), dy_groups)
         dcols = dcols.reshape(c, kh, kw, n, out_h, out_w)
-        dpadded = xp.zeros((c, n, padded_h, padded_w), dy.dtype)
+        dpadded = memory.empty(xp, (c, n, padded_h, padded_w), dy.dtype)
+        dpadded.fill(0)
         # col2im: windows overlap, so accumulate one kernel offset at a time (kh * kw strided
         # adds over the whole batch; no loop over images or pixels).
         for i in range(kh):
@@ -187,7 +189,9 @@ class Conv2d(Operation):
 def _grouped_product(xp, weights, cols, channels_first_shape):
     """weights (G, O/G, K) @ cols (G, K, N*OH*OW), one GEMM per group, returned as NCHW
     (N, O, OH, OW) from ``channels_first_shape`` (O, N, OH, OW) with one transposing copy."""
-    product = xp.matmul(weights, cols).reshape(channels_first_shape)
+    product = memory.empty(xp, weights.shape[:2] + cols.shape[2:], cols.dtype)
+    xp.matmul(weights, cols, out=product)
+    product = product.reshape(channels_first_shape)
     return threads.ascontiguousarray(product.transpose(1, 0, 2, 3))
 
 

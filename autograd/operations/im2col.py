@@ -1,6 +1,6 @@
 """Window helpers shared by convolution and pooling: argument normalisation, padding, output
 sizes, the strided views that turn sliding windows into array axes without copying, and the
-column matrices built from them (in reused buffers: see :func:`reusable_empty`).
+column matrices built from them (in reused buffers: see ``autograd/memory.py``).
 
 Shapes follow NCHW. A window at output position (oh, ow) and kernel offset (i, j) reads the
 padded input at row ``oh * stride + i * dilation`` and column ``ow * stride + j * dilation``;
@@ -9,13 +9,10 @@ padded input at row ``oh * stride + i * dilation`` and column ``ow * stride + j 
 >>> pair(3, "conv2d", "stride"), output_size(5, 3, 1, 1, (1, 1))
 ((3, 3), 5)
 """
-import sys
-import threading
-
 import numpy as np
 
 from ..device import get_array_module
-from .. import threads
+from .. import memory, threads
 
 __all__ = []     # internal helpers, not part of the public API
 
@@ -70,7 +67,8 @@ def pad2d(x, pads_h, pads_w, value=0.0):
         return x
     xp = get_array_module(x)
     n, c, h, w = x.shape
-    padded = xp.empty((n, c, h + pads_h[0] + pads_h[1], w + pads_w[0] + pads_w[1]), x.dtype)
+    padded = memory.empty(xp, (n, c, h + pads_h[0] + pads_h[1], w + pads_w[0] + pads_w[1]),
+                          x.dtype)
     # Fill only the border: writing the whole array first would touch the interior twice.
     padded[:, :, :pads_h[0]] = value
     padded[:, :, h + pads_h[0]:] = value
@@ -114,7 +112,7 @@ def columns(padded, kernel, out_size, stride, dilation, groups):
     xp = get_array_module(padded)
     n, c = padded.shape[:2]
     windows = window_view(padded, kernel, out_size, stride, dilation)
-    cols = reusable_empty(xp, (c, kernel[0], kernel[1], n) + tuple(out_size), padded.dtype)
+    cols = memory.empty(xp, (c, kernel[0], kernel[1], n) + tuple(out_size), padded.dtype)
     threads.copy(cols, windows.transpose(1, 2, 3, 0, 4, 5))
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], -1)
 
@@ -125,56 +123,6 @@ def image_columns(padded, kernel, out_size, stride, dilation):
     into a reused buffer."""
     xp = get_array_module(padded)
     windows = window_view(padded, kernel, out_size, stride, dilation)
-    cols = reusable_empty(xp, windows.shape, padded.dtype)
+    cols = memory.empty(xp, windows.shape, padded.dtype)
     threads.copy(cols, windows)
     return cols.reshape(windows.shape[0], -1, out_size[0] * out_size[1])
-
-
-# Column matrices are large (75 MB for a 3x3 convolution of a (32, 64, 32, 32) batch) and live
-# for one forward/backward pair. An allocation that large comes fresh from mmap every time, and
-# the kernel zeroes each page on first touch: measured, half of the cost of filling the columns
-# (7 of 14 ms). So large NumPy buffers are kept, at most a few, and handed out again once no
-# array refers to them any more; CuPy has its own memory pool.
-_REUSE_MIN_BYTES = 1 << 22
-_REUSE_MAX_BUFFERS = 4
-_kept_buffers = []
-_kept_lock = threading.Lock()
-
-
-def _reference_count(index):
-    # Every array handed out as a view of a kept buffer and still alive holds one reference to
-    # it (a view's base is the buffer that owns the memory), so the count says whether it is idle.
-    return sys.getrefcount(_kept_buffers[index])
-
-
-def _idle_reference_count():
-    """What _reference_count gives for a buffer that no array refers to (the list's reference
-    and the call's own, whatever the interpreter counts)."""
-    _kept_buffers.append(np.empty(0, np.uint8))
-    count = _reference_count(len(_kept_buffers) - 1)
-    _kept_buffers.pop()
-    return count
-
-
-_IDLE = _idle_reference_count()
-
-
-def reusable_empty(xp, shape, dtype):
-    """An uninitialised array like ``xp.empty(shape, dtype)``; when large and on NumPy, a view of
-    a kept buffer that no array uses any more (never one that an earlier, still living view
-    uses)."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    if xp is not np or nbytes < _REUSE_MIN_BYTES:
-        return xp.empty(shape, dtype)
-    with _kept_lock:
-        idle = [k for k in range(len(_kept_buffers)) if _reference_count(k) <= _IDLE]
-        same_size = [k for k in idle if _kept_buffers[k].nbytes == nbytes]
-        if same_size:
-            return _kept_buffers[same_size[0]].view(dtype).reshape(shape)
-        if len(_kept_buffers) >= _REUSE_MAX_BUFFERS:
-            if not idle:
-                return np.empty(shape, dtype)
-            del _kept_buffers[idle[0]]         # make room: drop an idle buffer of another size
-        _kept_buffers.append(np.empty(nbytes, np.uint8))
-        return _kept_buffers[-1].view(dtype).reshape(shape)

@@ -16,7 +16,7 @@ import numbers
 
 from ..device import get_array_module
 from ..graph import config
-from .. import threads
+from .. import memory, threads
 from .base import Operation
 
 __all__ = ["batch_norm", "layer_norm"]
@@ -48,7 +48,7 @@ class BatchNorm(Operation):
         else:
             mean = self.running_mean.astype(x.dtype, copy=False)
             var = self.running_var.astype(x.dtype, copy=False)
-        centered, y = xp.empty_like(pixels), xp.empty_like(pixels)
+        centered, y = memory.empty_like(pixels), memory.empty_like(pixels)
         invstd = xp.empty(channels, x.dtype)
 
         def normalise_channels(start, stop):
@@ -88,7 +88,7 @@ class BatchNorm(Operation):
         training = self.training
         dy_pixels = dy.reshape(centered.shape)
         dbias, dscale = xp.empty(channels, dy.dtype), xp.empty(channels, dy.dtype)
-        dx = xp.empty(centered.shape, dy.dtype) if needs[0] else None
+        dx = memory.empty(xp, centered.shape, dy.dtype) if needs[0] else None
 
         def channel_gradients(start, stop):
             dy_part, centered_part = dy_pixels[:, start:stop], centered[:, start:stop]

@@ -19,7 +19,7 @@ array([[ 2.5,  4.5],
 import numpy as np
 
 from ..device import get_array_module
-from .. import threads
+from .. import memory, threads
 from .base import Operation
 from .im2col import pair, output_size, pad2d, unpad2d, offset_slice, same_pads
 
@@ -74,7 +74,7 @@ class MaxPool2d(_Pool2d):
         xp = get_array_module(x)
         padded = pad2d(x, self.pads_h, self.pads_w, -np.inf)
         offsets = self.offset_slices()
-        y = xp.empty(x.shape[:2] + self.out_size, x.dtype)
+        y = memory.empty(xp, x.shape[:2] + self.out_size, x.dtype)
         winner = xp.empty(y.shape, np.uint8 if len(offsets) < 256 else np.int32)
 
         def pool_images(start, stop):          # images [start, stop), one chunk per thread
@@ -107,7 +107,9 @@ class MaxPool2d(_Pool2d):
         tiled = disjoint and self.stride == self.kernel and self.padded_shape[2:] == (
             self.out_size[0] * kh, self.out_size[1] * kw)
         # Windows that tile the input exactly write every element once: no zeroing needed.
-        dpadded = (xp.empty if tiled else xp.zeros)(self.padded_shape, dy.dtype)
+        dpadded = memory.empty(xp, self.padded_shape, dy.dtype)
+        if not tiled:
+            dpadded.fill(0)
         offsets = self.offset_slices()
 
         def route_images(start, stop):         # images [start, stop), one chunk per thread

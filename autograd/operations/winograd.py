@@ -12,8 +12,7 @@ Layouts: component t = 6 a + b (tile row a, column b); the tile index is (n, i, 
 covering padded rows 4 i .. 4 i + 5 and columns 4 j .. 4 j + 5. Inputs are read and outputs
 written through per-component strided views of the NCHW arrays, so padding, ragged edges
 (output sizes that are not multiples of 4) and the (N, C) -> (C, N) transposition cost no pass
-of their own. Large temporaries come from im2col's reused buffers (fresh pages cost ~2 us each
-here, more than the copy into them).
+of their own. Large arrays come from autograd's reused host buffers (memory.py).
 
 Accuracy: the transforms' constants (up to 8 and 1/24) cost float32 about 1e-5 of the output's
 scale, against ~1e-6 for im2col: the level of cuDNN's and oneDNN's Winograd kernels.
@@ -28,8 +27,7 @@ array([[4., 6., 6.],
 """
 import numpy as np
 
-from .. import threads
-from .im2col import reusable_empty
+from .. import memory, threads
 
 __all__ = []     # internal: conv2d chooses this path (see conv.py)
 
@@ -93,18 +91,18 @@ def forward(x, W, pads_h, pads_w, needs):
     tiles_count = n * grid[0] * grid[1]
     input_matrix, kernel_matrix, output_matrix = _matrices(x.dtype)
 
-    tiles = reusable_empty(np, (36, c, n) + grid, x.dtype)
+    tiles = memory.empty(np, (36, c, n) + grid, x.dtype)
     _gather_tiles(tiles, x, pads_h, pads_w)
-    V = reusable_empty(np, (36, c, tiles_count), x.dtype)
+    V = memory.empty(np, (36, c, tiles_count), x.dtype)
     np.matmul(input_matrix, tiles.reshape(36, -1), out=V.reshape(36, -1))
     del tiles
     U = (kernel_matrix @ W.reshape(out_channels * c, 9).T).reshape(36, out_channels, c)
-    products = reusable_empty(np, (36, out_channels, tiles_count), x.dtype)
+    products = memory.empty(np, (36, out_channels, tiles_count), x.dtype)
     np.matmul(U, V, out=products)
-    output_tiles = reusable_empty(np, (4, 4, out_channels, n) + grid, x.dtype)
+    output_tiles = memory.empty(np, (4, 4, out_channels, n) + grid, x.dtype)
     np.matmul(output_matrix, products.reshape(36, -1), out=output_tiles.reshape(16, -1))
     del products
-    y = np.empty((n, out_channels, out_h, out_w), x.dtype)
+    y = memory.empty(np, (n, out_channels, out_h, out_w), x.dtype)
     _scatter_output(y, output_tiles)
     return y, (V if needs[1] else None), (U if needs[0] else None)
 
@@ -120,9 +118,9 @@ def backward(V, U, dy, input_shape, pads_h, pads_w, needs):
     tiles_count = n * grid[0] * grid[1]
     input_matrix, kernel_matrix, output_matrix = _matrices(dy.dtype)
 
-    output_tiles = reusable_empty(np, (4, 4, out_channels, n) + grid, dy.dtype)
+    output_tiles = memory.empty(np, (4, 4, out_channels, n) + grid, dy.dtype)
     _gather_output_gradient(output_tiles, dy)
-    dproducts = reusable_empty(np, (36, out_channels, tiles_count), dy.dtype)
+    dproducts = memory.empty(np, (36, out_channels, tiles_count), dy.dtype)
     np.matmul(output_matrix.T, output_tiles.reshape(16, -1), out=dproducts.reshape(36, -1))
     del output_tiles
     dx = dW = None
@@ -131,13 +129,13 @@ def backward(V, U, dy, input_shape, pads_h, pads_w, needs):
         dW = (kernel_matrix.T @ dU.reshape(36, -1)).reshape(3, 3, out_channels, c)
         dW = np.ascontiguousarray(dW.transpose(2, 3, 0, 1))
     if needs[0]:
-        dV = reusable_empty(np, (36, c, tiles_count), dy.dtype)
+        dV = memory.empty(np, (36, c, tiles_count), dy.dtype)
         np.matmul(U.transpose(0, 2, 1), dproducts, out=dV)
         del dproducts
-        dtiles = reusable_empty(np, (6, 6, c, n) + grid, dy.dtype)
+        dtiles = memory.empty(np, (6, 6, c, n) + grid, dy.dtype)
         np.matmul(input_matrix.T, dV.reshape(36, -1), out=dtiles.reshape(36, -1))
         del dV
-        dx = np.empty(input_shape, dy.dtype)
+        dx = memory.empty(np, input_shape, dy.dtype)
         _scatter_input_gradient(dx, dtiles, pads_h, pads_w)
     return dx, dW
 

@@ -1,0 +1,115 @@
+"""Host buffers kept for reuse: a small caching allocator for the large NumPy arrays of a step.
+
+A large NumPy allocation comes from pages the kernel has not handed out yet: glibc returns
+freed memory to the system once enough of it sits free at the top of its heap, and large
+blocks come straight from mmap. The kernel then zero-fills each 4 KiB page on first touch,
+measured here at 1.5-2 us a page: 2,300-3,800 page faults per step of the example CNN, more
+time than some of its operations take. A training step allocates the same shapes every step,
+so the large arrays that operations create (outputs, gradients, column matrices, padded
+copies) come from buffers kept here, each handed out again once no array refers to it any more.
+Measured on that CNN, alternating blocks of steps: 31.6 against 27.2 ms per step at 2 threads,
+36.5 against 31.7 ms at 1 thread, and no page faults left.
+
+CuPy arrays never come from here (CuPy has its own memory pool), nor arrays under
+``MIN_BYTES``. At most ``MAX_KEPT_BYTES`` are kept, idle or not; past that, arrays are plain
+``numpy.empty`` ones. :func:`empty_cache` gives the idle buffers back.
+
+>>> import numpy as np
+>>> a = empty(np, (1 << 20,), np.float32)         # 4 MiB: kept
+>>> address = a.ctypes.data
+>>> del a
+>>> empty(np, (1 << 20,), np.float32).ctypes.data == address    # the same buffer again
+True
+"""
+import sys
+import threading
+
+import numpy as np
+
+from .device import get_array_module
+
+__all__ = ["empty_cache"]
+
+MIN_BYTES = 1 << 20
+MAX_KEPT_BYTES = 1 << 30
+_kept = []                 # 1-D uint8 arrays; every array handed out is a view of one of them
+_lock = threading.Lock()
+
+
+def _reference_count(index):
+    # A view's ``base`` is the buffer that owns the memory, so every living array made from a
+    # kept buffer holds one reference to it: the count says whether any is left.
+    return sys.getrefcount(_kept[index])
+
+
+def _idle_reference_count():
+    """What _reference_count gives for a buffer that no array refers to (the list's reference
+    and the call's own, whatever the interpreter counts)."""
+    _kept.append(np.empty(0, np.uint8))
+    count = _reference_count(len(_kept) - 1)
+    _kept.pop()
+    return count
+
+
+_IDLE = _idle_reference_count()
+
+
+def _idle_indices():
+    return [k for k in range(len(_kept)) if _reference_count(k) <= _IDLE]
+
+
+def empty(xp, shape, dtype):
+    """An uninitialised array, as ``xp.empty(shape, dtype)`` (C order). A large NumPy one is a
+    view of a kept buffer that no array uses any more (never of one that a living array, or a
+    view of it, still uses)."""
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for size in shape:
+        nbytes *= size
+    if xp is not np or nbytes < MIN_BYTES:
+        return xp.empty(shape, dtype)
+    with _lock:
+        idle = _idle_indices()
+        for k in reversed(idle):                # the most recently used: likelier in cache
+            if _kept[k].nbytes == nbytes:
+                _kept.append(_kept.pop(k))      # most recently used last
+                return _kept[-1].view(dtype).reshape(shape)
+        kept_bytes = sum(buffer.nbytes for buffer in _kept)
+        evicted = 0
+        for k in idle:                          # make room: least recently used first
+            if kept_bytes + nbytes <= MAX_KEPT_BYTES:
+                break
+            kept_bytes -= _kept.pop(k - evicted).nbytes
+            evicted += 1
+        if kept_bytes + nbytes > MAX_KEPT_BYTES:
+            return np.empty(shape, dtype)
+        _kept.append(np.empty(nbytes, np.uint8))
+        return _kept[-1].view(dtype).reshape(shape)
+
+
+def empty_like(array):
+    """:func:`empty` with ``array``'s shape and dtype, on its array module (C order)."""
+    return empty(get_array_module(array), array.shape, array.dtype)
+
+
+def empty_cache():
+    """Give back the host memory autograd keeps for reuse (the large buffers of earlier steps
+    that no array uses any more); buffers still in use stay. Returns the bytes released.
+    Training does not need this: the kept buffers are what the next step allocates anyway.
+
+    >>> import autograd
+    >>> autograd.empty_cache() >= 0
+    True
+    """
+    with _lock:
+        released = 0
+        idle = _idle_indices()
+        for k in reversed(idle):
+            released += _kept.pop(k).nbytes
+        return released
+
+
+def kept_bytes():
+    """Bytes kept for reuse, idle or in use (for tests and benchmarks)."""
+    with _lock:
+        return sum(buffer.nbytes for buffer in _kept)

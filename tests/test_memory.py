@@ -1,0 +1,134 @@
+"""The reused host buffers (autograd/memory.py): a buffer is handed out again only once no array
+refers to it, the byte cap holds, empty_cache gives back only idle buffers, and training with
+the buffers gives exactly what training with plain allocations gives."""
+import threading
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Tensor, memory
+
+LARGE = (2, 1 << 18)          # 2 MiB of float32: above memory.MIN_BYTES
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """An empty list of kept buffers for the test, the suite's own put back afterwards."""
+    monkeypatch.setattr(memory, "_kept", [])
+
+
+def test_a_buffer_is_reused_only_once_nothing_refers_to_it(fresh_cache):
+    first = memory.empty(np, LARGE, np.float32)
+    first_column = first[:, 0]
+    del first
+    second = memory.empty(np, LARGE, np.float32)
+    assert not np.shares_memory(second, first_column)     # a living view still holds it
+    del first_column
+    third = memory.empty(np, LARGE, np.float32)           # the first buffer, free again
+    assert not np.shares_memory(third, second)
+    address = third.ctypes.data
+    del third
+    fourth = memory.empty(np, (1 << 19,), np.float32)     # same bytes, another shape
+    assert fourth.shape == (1 << 19,) and fourth.dtype == np.float32
+    assert fourth.ctypes.data == address and fourth.flags.c_contiguous
+
+
+def test_small_arrays_and_other_array_modules_are_not_kept(fresh_cache):
+    small = memory.empty(np, (16,), np.float64)
+    assert small.shape == (16,) and memory.kept_bytes() == 0
+
+    class OtherModule:                  # stands for CuPy: its own allocator, untouched
+        @staticmethod
+        def empty(shape, dtype):
+            return ("other", shape, dtype)
+
+    assert memory.empty(OtherModule, LARGE, np.float32) == ("other", LARGE, np.float32)
+    assert memory.kept_bytes() == 0
+
+
+def test_the_byte_cap_evicts_idle_buffers_least_recently_used_first(fresh_cache, monkeypatch):
+    size = 2 * (1 << 20)
+    monkeypatch.setattr(memory, "MAX_KEPT_BYTES", 2 * size + 1)
+    a = memory.empty(np, (size,), np.uint8)
+    b = memory.empty(np, (size,), np.uint8)
+    over = memory.empty(np, (size + 2,), np.uint8)        # both in use: a plain array
+    assert memory.kept_bytes() == 2 * size
+    assert not any(np.shares_memory(over, kept) for kept in (a, b))
+    b_address = b.ctypes.data
+    del a, b                                               # a is the least recently used
+    c = memory.empty(np, (size + 1,), np.uint8)            # room for it: a's buffer goes
+    assert memory.kept_bytes() == 2 * size + 1
+    d = memory.empty(np, (size,), np.uint8)                # b's buffer, kept
+    assert d.ctypes.data == b_address and not np.shares_memory(c, d)
+
+
+def test_empty_cache_gives_back_only_idle_buffers(fresh_cache):
+    in_use = memory.empty(np, LARGE, np.float32)
+    idle = memory.empty(np, (3,) + LARGE[1:], np.float32)
+    del idle
+    assert autograd.empty_cache() == 3 * LARGE[1] * 4
+    assert memory.kept_bytes() == in_use.nbytes
+    in_use[...] = 1                                        # still its own memory
+    assert autograd.empty_cache() == 0
+
+
+def test_threads_never_share_a_buffer(fresh_cache):
+    held, lock, errors = [], threading.Lock(), []
+
+    def allocate():
+        try:
+            for _ in range(20):
+                array = memory.empty(np, LARGE, np.float32)
+                with lock:
+                    held.append(array)
+        except Exception as error:          # pragma: no cover - reported below
+            errors.append(error)
+
+    workers = [threading.Thread(target=allocate) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not errors and len(held) == 80
+    addresses = [array.ctypes.data for array in held]
+    assert len(set(addresses)) == len(addresses)
+
+
+def _train(steps, seed=0):
+    """A few SGD steps of conv-BN-ReLU-pool-conv(wide, Winograd)-ReLU-pool-linear on a batch
+    large enough for every intermediate to come from kept buffers; returns each step's loss,
+    the first step's kept output, and the final weights."""
+    autograd.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    x = Tensor(data=rng.standard_normal((16, 3, 24, 24)).astype(np.float32))
+    labels = Tensor(data=np.eye(10, dtype=np.float32)[rng.integers(0, 10, 16)])
+    model = [autograd.Conv2d(3, 48, 3, padding=1), autograd.BatchNorm2d(48), autograd.ReLU(),
+             autograd.MaxPool2d(2), autograd.Conv2d(48, 48, 3, padding=1), autograd.ReLU(),
+             autograd.MaxPool2d(2)]
+    head = autograd.Linear(48 * 6 * 6, 10)
+    sgd = autograd.opt.SGD(lr=0.01)
+    losses, first_output = [], None
+    for _ in range(steps):
+        h = x
+        for layer in model:
+            h = layer(h)
+        if first_output is None:
+            first_output, first_copy = h, h.to_numpy().copy()
+        loss = autograd.softmax_cross_entropy(head(autograd.reshape(h, (16, -1))), labels)
+        for param, grad in autograd.backward(loss):
+            sgd.update(param, grad)
+        losses.append(loss.to_numpy().item())
+    np.testing.assert_array_equal(first_output.to_numpy(), first_copy)   # never overwritten
+    return losses, model[4].W.to_numpy()
+
+
+def test_training_with_kept_buffers_equals_training_with_plain_arrays(fresh_cache, monkeypatch):
+    losses, weights = _train(4)
+    assert memory.kept_bytes() > 0
+    monkeypatch.setattr(memory, "_kept", [])
+    monkeypatch.setattr(memory, "MAX_KEPT_BYTES", 0)       # every array a plain numpy.empty
+    plain_losses, plain_weights = _train(4)
+    assert memory.kept_bytes() == 0
+    assert losses == plain_losses
+    np.testing.assert_array_equal(weights, plain_weights)
