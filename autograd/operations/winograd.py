@@ -63,11 +63,13 @@ def _matrices(dtype):
 
 def applies(x, W, stride, dilation, groups, pads_h, pads_w):
     """Whether conv2d should take this path: NumPy float32/float64 input, a 3x3 kernel, stride
-    and dilation 1, one group, and wide enough layers. Measured (2 threads, fwd+bwd): with 64
-    input and output channels on 32x32 images, 57 against 76 ms for im2col; with 32 -> 64 on
-    14x14 (the example CNN's second layer, whose 16x16 of tiles wastes a quarter), 25 against
-    20 ms. The transforms cost a pass per element whatever the channels; the GEMMs they save grow
-    with C * O."""
+    and dilation 1, one group, at least MIN_CHANNELS input and output channels and MIN_TILES
+    tiles in the batch. Measured fwd+bwd at 2 threads against im2col: 64 -> 64 channels on
+    (32, 64, 32, 32) 44-45 against 64-81 ms, 128 -> 128 on 16x16 30-32 against 54, 48 -> 48 on
+    32x32 30 against 39; level for 32 -> 64 on 14x14 (the example CNN's second layer, whose
+    16x16 of tiles wastes a quarter) and slower for 32 -> 32 there, and for 4x4 images, whose
+    eight tiles make GEMMs too thin. The transforms cost a pass per element whatever the
+    channels; the GEMM time they save grows with C * O."""
     return (type(x) is np.ndarray and x.dtype in (np.float32, np.float64)
             and W.shape[2:] == (3, 3) and stride == (1, 1) and dilation == (1, 1)
             and groups == 1 and min(W.shape[0], W.shape[1]) >= MIN_CHANNELS
@@ -165,7 +167,8 @@ def _gather_tiles(tiles, x, pads_h, pads_w):
                 tiles[t] = 0
                 continue
             _zero_outside(tiles[t], rows[0], columns[0])
-            tiles[t][:, :, rows[0], columns[0]] = x[:, :, rows[1], columns[1]].transpose(1, 0, 2, 3)
+            block = x[:, :, rows[1], columns[1]]
+            tiles[t][:, :, rows[0], columns[0]] = block.transpose(1, 0, 2, 3)
     threads.parallel_for(gather, 36, tiles)
 
 
@@ -180,7 +183,6 @@ def _zero_outside(block, rows, columns):
 def _scatter_output(y, output_tiles):
     """y[n, o, 4 i + p, 4 j + q] = output_tiles[p, q, o, n, i, j] where inside y (tiles past a
     ragged edge computed outputs that are dropped)."""
-    out_h, out_w = y.shape[2:]
 
     def scatter(start, stop):
         for t in range(start, stop):
@@ -232,7 +234,8 @@ def _scatter_input_gradient(dx, dtiles, pads_h, pads_w):
                 continue
             source = dtiles[a, b] if b < 4 else last_columns[a, b - 4][..., None]
             column_tiles = columns[0] if b < 4 else slice(0, 1)
-            dx[:, :, rows[1], columns[1]] = source[:, :, rows[0], column_tiles].transpose(1, 0, 2, 3)
+            block = source[:, :, rows[0], column_tiles]
+            dx[:, :, rows[1], columns[1]] = block.transpose(1, 0, 2, 3)
     threads.parallel_for(scatter, 36, dx)
 
 
