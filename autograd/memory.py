@@ -91,7 +91,7 @@ def empty(xp, shape, dtype):
     nbytes = dtype.itemsize
     for size in shape:
         nbytes *= size
-    if xp is not np or nbytes < MIN_BYTES:
+    if xp is not np or nbytes < MIN_BYTES or dtype.hasobject:
         return xp.empty(shape, dtype)
     with _lock:
         idle = _idle_indices()
@@ -132,6 +132,17 @@ def empty_cache():
         for k in reversed(idle):
             released += _kept.pop(k).nbytes
         return released
+
+
+def _new_lock_after_fork():
+    # A thread of the parent may have held the lock when it forked; the child's copy would
+    # then stay locked for ever.
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def kept_bytes():

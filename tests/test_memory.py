@@ -47,6 +47,36 @@ def test_small_arrays_and_other_array_modules_are_not_kept(fresh_cache):
     assert memory.kept_bytes() == 0
 
 
+def test_object_arrays_are_not_kept(fresh_cache):
+    array = memory.empty(np, (1 << 18,), object)          # 2 MiB of pointers
+    assert array.dtype == object and memory.kept_bytes() == 0
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_child_forked_while_a_thread_held_the_lock_can_still_allocate(fresh_cache):
+    import os
+    import signal
+    import time
+
+    memory._lock.acquire()              # as if another thread were inside memory.empty
+    try:
+        pid = os.fork()
+        if pid == 0:                    # the child: allocate, then leave at once
+            os._exit(0 if memory.empty(np, LARGE, np.float32).shape == LARGE else 1)
+    finally:
+        memory._lock.release()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        finished, status = os.waitpid(pid, os.WNOHANG)
+        if finished:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung on memory's lock")
+
+
 def test_the_byte_cap_evicts_idle_buffers_least_recently_used_first(fresh_cache, monkeypatch):
     size = 2 * (1 << 20)
     monkeypatch.setattr(memory, "MAX_KEPT_BYTES", 2 * size + 1)
