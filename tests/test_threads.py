@@ -64,6 +64,62 @@ def test_parallel_for_waits_for_every_chunk_before_raising(forced_threads):
     assert sorted(finished) == [1, 2]          # no chunk still running after the raise
 
 
+def test_a_worker_error_is_raised_in_the_caller_after_every_chunk(forced_threads):
+    finished = []
+
+    def work(start, stop):
+        if start > 0 and not finished:
+            finished.append(start)
+            raise ValueError(f"chunk at {start} failed")
+        time.sleep(0.02)
+        finished.append(start)
+
+    with pytest.raises(ValueError, match="failed"):
+        threads.parallel_for(work, 3, np.empty(3))
+    assert len(finished) == 3
+    covered = []                       # the threads serve the next pass as before
+    threads.parallel_for(lambda a, b: covered.extend(range(a, b)), 9, np.empty(9))
+    assert sorted(covered) == list(range(9))
+
+
+def test_concurrent_callers_each_cover_their_range_once(forced_threads):
+    """Two user threads splitting passes at once: whoever finds the workers busy runs its pass
+    itself; every range is still covered exactly once and nothing waits for ever."""
+    results, errors = {}, []
+
+    def caller(name):
+        try:
+            for round_ in range(50):
+                seen, lock = [], threading.Lock()
+
+                def record(start, stop):
+                    time.sleep(0.0005)
+                    with lock:
+                        seen.extend(range(start, stop))
+                threads.parallel_for(record, 12, np.empty(12))
+                assert sorted(seen) == list(range(12)), (name, round_, seen)
+            results[name] = True
+        except Exception as error:          # reported below
+            errors.append(error)
+
+    callers = [threading.Thread(target=caller, args=(name,)) for name in "ab"]
+    for thread in callers:
+        thread.start()
+    for thread in callers:
+        thread.join(timeout=60)
+    assert not errors and results == {"a": True, "b": True}
+
+
+def test_changing_the_thread_count_stops_the_old_workers(forced_threads):
+    threads.parallel_for(lambda a, b: None, 6, np.empty(6))       # start the team of 3
+    old_workers = [worker.thread for worker in threads._team.workers]
+    autograd.set_num_threads(2)
+    assert not any(thread.is_alive() for thread in old_workers)
+    idents = set()
+    threads.parallel_for(lambda a, b: idents.add(threading.get_ident()), 6, np.empty(6))
+    assert len(idents) == 2
+
+
 def test_small_passes_and_one_thread_run_in_the_calling_thread(monkeypatch):
     idents = []
     threads.parallel_for(lambda a, b: idents.append(threading.get_ident()), 8, np.empty(8))
