@@ -104,6 +104,16 @@ def test_both_column_layouts_pass_the_reference_tests(monkeypatch, max_k):
     test_gradients_match_finite_differences()
 
 
+@pytest.mark.parametrize("max_width", [0, 10 ** 6], ids=["batch-first", "batch-last"])
+def test_both_col2im_layouts_pass_the_reference_tests(monkeypatch, max_width):
+    """col2im puts the batch innermost for narrow outputs with a stride-1 width; force each
+    layout in turn (batch-last still needs stride 1 along the width)."""
+    from autograd.operations import conv
+    monkeypatch.setattr(conv, "BATCH_LAST_MAX_WIDTH", max_width)
+    test_forward_matches_direct_loops_and_float32_is_kept()
+    test_gradients_match_finite_differences()
+
+
 def test_input_gradient_is_skipped_for_a_data_batch():
     x = Tensor(data=np.ones((1, 2, 4, 4)), requires_grad=False)
     W = Tensor(data=np.ones((3, 2, 3, 3)), stores_grad=True)
