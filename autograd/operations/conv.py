@@ -39,7 +39,7 @@ from ..device import get_array_module
 from .. import memory, threads
 from .base import Operation
 from . import winograd
-from .im2col import (pair, output_size, same_pads, pad2d, unpad2d, offset_slice, columns,
+from .im2col import (pair, output_size, same_pads, pad2d, offset_slice, columns,
                      image_columns)
 
 __all__ = ["conv2d"]
@@ -156,13 +156,14 @@ class Conv2d(Operation):
                 groups, out_channels // groups, -1)
         if needs[1] and not self.per_image:
             dW = xp.matmul(dy_groups, cols.transpose(0, 2, 1)).reshape(self.weight_shape)
-        if needs[0]:
-            if by_convolution:
-                dx = self._input_gradient_by_convolution(xp, dy, W)
-            elif batch_last:
-                dx = self._input_gradient_by_col2im_batch_last(xp, dy, W)
-            else:
-                dx = self._input_gradient_by_col2im(xp, dy_groups, W)
+        if needs[0] and by_convolution:
+            dx = self._input_gradient_by_convolution(xp, dy, W)
+        elif needs[0]:
+            if batch_last:
+                dy_groups = memory.empty(xp, dy.shape[1:] + dy.shape[:1], dy.dtype)
+                threads.copy(dy_groups, dy.transpose(1, 2, 3, 0))
+                dy_groups = dy_groups.reshape(groups, out_channels // groups, -1)
+            dx = self._input_gradient_by_col2im(xp, dy_groups, W, batch_last)
         return dx, dW
 
     def _transposed_pads(self):
@@ -194,59 +195,47 @@ class Conv2d(Operation):
                           groups)
         return _grouped_product(xp, weights, dy_cols, (c, n, h, w))
 
-    def _input_gradient_by_col2im_batch_last(self, xp, dy, W):
-        """col2im with the batch as the innermost axis of dy's copy, of dcols and of the padded
-        dx: (O, OH, OW, N), (C * kh * kw, OH, OW, N), (C, Hp, Wp, N)."""
+    def _input_gradient_by_col2im(self, xp, dy_channels, W, batch_last):
+        """dcols = W^T @ dy, then col2im: windows overlap, so each kernel offset's block is
+        added into the padded dx in turn (kh * kw strided adds over the whole batch, each
+        thread on its own channels). ``dy_channels`` is dy channels first, (G, O/G, ...), with
+        the batch first, (N, OH, OW), or last, (OH, OW, N); dcols and the padded dx follow,
+        (C, N, Hp, Wp) or (C, Hp, Wp, N)."""
         out_channels, group_channels, kh, kw = W.shape
         groups = self.groups
         n, c, padded_h, padded_w = self.padded_shape
         h, w = self.input_shape[2:]
         out_h, out_w = self.out_size
-        dy_last = memory.empty(xp, (out_channels, out_h, out_w, n), dy.dtype)
-        threads.copy(dy_last, dy.transpose(1, 2, 3, 0))
         weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
-        dcols = memory.empty(xp, (groups, group_channels * kh * kw, out_h * out_w * n),
-                             dy.dtype)
-        xp.matmul(weights.transpose(0, 2, 1),
-                  dy_last.reshape(groups, out_channels // groups, -1), out=dcols)
-        dcols = dcols.reshape(c, kh, kw, out_h, out_w, n)
-        dpadded = memory.empty(xp, (c, padded_h, padded_w, n), dy.dtype)
+        dcols = memory.empty(xp, (groups, group_channels * kh * kw, dy_channels.shape[2]),
+                             dy_channels.dtype)
+        xp.matmul(weights.transpose(0, 2, 1), dy_channels, out=dcols)
+        if batch_last:
+            dcols = dcols.reshape(c, kh, kw, out_h, out_w, n)
+            dpadded = memory.empty(xp, (c, padded_h, padded_w, n), dcols.dtype)
+        else:
+            dcols = dcols.reshape(c, kh, kw, n, out_h, out_w)
+            dpadded = memory.empty(xp, (c, n, padded_h, padded_w), dcols.dtype)
         dpadded.fill(0)
 
         def add_channels(start, stop):
+            part = dpadded[start:stop]
             for i in range(kh):
                 for j in range(kw):
                     rows, columns_ = offset_slice(i, j, out_h, out_w, self.stride,
                                                   self.dilation)[2:]
-                    dpadded[start:stop, rows, columns_] += dcols[start:stop, i, j]
+                    window = ((slice(None), rows, columns_) if batch_last
+                              else (slice(None), slice(None), rows, columns_))
+                    part[window] += dcols[start:stop, i, j]
         threads.parallel_for(add_channels, c, dpadded)
-        dx = memory.empty(xp, (n, c, h, w), dy.dtype)
         top, left = self.pads_h[0], self.pads_w[0]
-        threads.copy(dx, dpadded[:, top:top + h, left:left + w].transpose(3, 0, 1, 2))
+        if batch_last:
+            interior = dpadded[:, top:top + h, left:left + w].transpose(3, 0, 1, 2)
+        else:
+            interior = dpadded[:, :, top:top + h, left:left + w].transpose(1, 0, 2, 3)
+        dx = memory.empty(xp, (n, c, h, w), dcols.dtype)
+        threads.copy(dx, interior)
         return dx
-
-    def _input_gradient_by_col2im(self, xp, dy_groups, W):
-        out_channels, group_channels, kh, kw = W.shape
-        groups = self.groups
-        n, c, padded_h, padded_w = self.padded_shape
-        out_h, out_w = self.out_size
-        weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
-        dcols = memory.empty(xp, (groups, group_channels * kh * kw, dy_groups.shape[2]),
-                             dy_groups.dtype)
-        xp.matmul(weights.transpose(0, 2, 1), dy_groups, out=dcols)
-        dcols = dcols.reshape(c, kh, kw, n, out_h, out_w)
-        dpadded = memory.empty(xp, (c, n, padded_h, padded_w), dy_groups.dtype)
-        dpadded.fill(0)
-        # col2im: windows overlap, so accumulate one kernel offset at a time (kh * kw strided
-        # adds over the whole batch, each thread on its own channels).
-        def add_channels(start, stop):
-            for i in range(kh):
-                for j in range(kw):
-                    dpadded[start:stop][offset_slice(i, j, out_h, out_w, self.stride,
-                                                     self.dilation)] += dcols[start:stop, i, j]
-        threads.parallel_for(add_channels, c, dpadded)
-        dx = unpad2d(dpadded, self.pads_h, self.pads_w)
-        return threads.ascontiguousarray(dx.transpose(1, 0, 2, 3))
 
 
 def _grouped_product(xp, weights, cols, channels_first_shape):
