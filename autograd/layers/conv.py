@@ -36,8 +36,9 @@ class _Convolution(Layer):
         """2-D arguments are pairs already; Conv1d and the 1-D poolings wrap their ints."""
         return value
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                 bias, pad_mode, init, wscale, group):
+    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, pad_mode="NOTSET", init="xavier", wscale=1.0,
+                 group=None):
         super().__init__()
         if kernel_size is None:                     # SINGA's lazy (out_channels, kernel_size)
             in_channels, out_channels, kernel_size = None, in_channels, out_channels
@@ -176,12 +177,6 @@ class Conv2d(_Convolution):
     """
 
     _operation = staticmethod(conv_ops.conv2d)
-
-    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, pad_mode="NOTSET", init="xavier", wscale=1.0,
-                 group=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, pad_mode, init, wscale, group)
 
     def _count(self, value, what):
         return positive_int(value, what, "Conv2d")

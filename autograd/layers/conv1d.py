@@ -45,12 +45,6 @@ class Conv1d(_Convolution):
     _AXES = ("L",)
     _operation = staticmethod(conv1d_ops.conv1d)
 
-    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, pad_mode="NOTSET", init="xavier", wscale=1.0,
-                 group=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, pad_mode, init, wscale, group)
-
     def _count(self, value, what):
         return _int(value, what, "Conv1d", 1)
 
