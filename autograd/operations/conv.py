@@ -62,14 +62,19 @@ class Conv2d(Operation):
     def forward(self, x, W, b=None):
         self.winograd = winograd.applies(x, W, self.stride, self.dilation, self.groups,
                                          self.pads_h, self.pads_w)
-        if self.winograd:
-            needs = self.needs_input_grad if self.recording else (False, False)
-            y, V, U = winograd.forward(x, W, self.pads_h, self.pads_w, needs)
-            if b is not None:
-                y += b.reshape(1, -1, 1, 1)
-            self.save_for_backward(V, U)
-            self.input_shape = x.shape
-            return y
+        y = self._forward_by_winograd(x, W) if self.winograd else self._forward_by_columns(x, W)
+        if b is not None:
+            y += b.reshape(1, -1, 1, 1)
+        return y
+
+    def _forward_by_winograd(self, x, W):
+        needs = self.needs_input_grad if self.recording else (False, False)
+        y, V, U = winograd.forward(x, W, self.pads_h, self.pads_w, needs)
+        self.save_for_backward(V, U)
+        self.input_shape = x.shape
+        return y
+
+    def _forward_by_columns(self, x, W):
         xp = get_array_module(x)
         n, c, h, w = x.shape
         out_channels, group_channels, kh, kw = W.shape
@@ -93,8 +98,6 @@ class Conv2d(Operation):
                            self.groups)
             y = _grouped_product(xp, W.reshape(self.groups, out_channels // self.groups, -1),
                                  cols, (out_channels, n, out_h, out_w))
-        if b is not None:
-            y += b.reshape(1, out_channels, 1, 1)
         if self.recording:
             needs = self.needs_input_grad
             self.save_for_backward(cols if needs[1] else None, W if needs[0] else None)
@@ -142,28 +145,32 @@ class Conv2d(Operation):
         # (64 -> 64 on 32x32: 40 against 43 ms; 64 -> 32: 23 against 31), col2im 8-20% faster
         # where there are more outputs (32 -> 64 on 14x14: 9.9 against 11.8 ms; 32 -> 64 on
         # 32x32: 22.4 against 24.7).
-        by_convolution = (needs[0] and W.shape[0] <= W.shape[1] * groups
+        out_channels, group_channels = self.weight_shape[:2]
+        by_convolution = (out_channels <= group_channels * groups
                           and self._transposed_pads() is not None)
-        # col2im's kh * kw adds run along rows of OW elements; with the batch innermost instead
-        # they run along OW * N (stride 1). Measured backward at 2 threads: 15-35% faster for
-        # OW of 7-14 (32 -> 64 on 14x14: 8.9-9.1 against 9.5 ms; 64 -> 128 on 7x7: 2.0 against
-        # 3.0), 8% slower at 16 and beyond, and with a stride (the extra layout copies win).
-        batch_last = self.stride[1] == 1 and self.out_size[1] < BATCH_LAST_MAX_WIDTH
-        dy_groups = None
-        if needs[1] and not self.per_image or needs[0] and not by_convolution and not batch_last:
-            # dy channels first, (G, O/G, N*OH*OW), to meet the columns' layout (a small copy).
-            dy_groups = threads.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(
-                groups, out_channels // groups, -1)
+        dy_channels_first = None
         if needs[1] and not self.per_image:
-            dW = xp.matmul(dy_groups, cols.transpose(0, 2, 1)).reshape(self.weight_shape)
+            dy_channels_first = _channels_first(dy, groups)
+            dW = xp.matmul(dy_channels_first, cols.transpose(0, 2, 1))
+            dW = dW.reshape(self.weight_shape)
         if needs[0] and by_convolution:
             dx = self._input_gradient_by_convolution(xp, dy, W)
         elif needs[0]:
+            # col2im's kh * kw adds run along rows of OW elements; with the batch innermost
+            # instead they run along OW * N (stride 1). Measured backward at 2 threads: 15-35%
+            # faster for OW of 7-14 (32 -> 64 on 14x14: 8.9-9.1 against 9.5 ms; 64 -> 128 on
+            # 7x7: 2.0 against 3.0), 8% slower at 16 and beyond, and with a stride (the extra
+            # layout copies win).
+            batch_last = self.stride[1] == 1 and self.out_size[1] < BATCH_LAST_MAX_WIDTH
             if batch_last:
-                dy_groups = memory.empty(xp, dy.shape[1:] + dy.shape[:1], dy.dtype)
-                threads.copy(dy_groups, dy.transpose(1, 2, 3, 0))
-                dy_groups = dy_groups.reshape(groups, out_channels // groups, -1)
-            dx = self._input_gradient_by_col2im(xp, dy_groups, W, batch_last)
+                dy_channels = memory.empty(xp, dy.shape[1:] + dy.shape[:1], dy.dtype)
+                threads.copy(dy_channels, dy.transpose(1, 2, 3, 0))
+                dy_channels = dy_channels.reshape(groups, out_channels // groups, -1)
+            elif dy_channels_first is not None:
+                dy_channels = dy_channels_first
+            else:
+                dy_channels = _channels_first(dy, groups)
+            dx = self._input_gradient_by_col2im(xp, dy_channels, W, batch_last)
         return dx, dW
 
     def _transposed_pads(self):
@@ -236,6 +243,12 @@ class Conv2d(Operation):
         dx = memory.empty(xp, (n, c, h, w), dcols.dtype)
         threads.copy(dx, interior)
         return dx
+
+
+def _channels_first(dy, groups):
+    """dy (N, O, OH, OW) as (G, O/G, N * OH * OW), the columns' layout (a small copy)."""
+    channels_first = threads.ascontiguousarray(dy.transpose(1, 0, 2, 3))
+    return channels_first.reshape(groups, dy.shape[1] // groups, -1)
 
 
 def _grouped_product(xp, weights, cols, channels_first_shape):
