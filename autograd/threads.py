@@ -80,7 +80,7 @@ def get_num_threads():
     return _num_threads
 
 
-def _forget_pool_after_fork():
+def _forget_team_after_fork():
     # A forked child has none of the parent's threads: a team inherited from the parent would
     # hand chunks to threads that do not exist there, so the child starts its own on first use.
     global _team_lock, _team
@@ -88,7 +88,7 @@ def _forget_pool_after_fork():
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+    os.register_at_fork(after_in_child=_forget_team_after_fork)
 
 
 def parallel_for(function, length, array):
@@ -106,11 +106,11 @@ def parallel_for(function, length, array):
         return
     bounds = [length * k // parts for k in range(parts + 1)]
     team = _team or _get_team()
-    if not team.busy.acquire(blocking=False):   # another caller's chunks hold the threads
-        function(0, length)
-        return
-    if team.stopped:                            # set_num_threads replaced it meanwhile
+    acquired = team.busy.acquire(blocking=False)   # else another caller's chunks hold them
+    if acquired and team.stopped:                 # set_num_threads replaced the team meanwhile
         team.busy.release()
+        acquired = False
+    if not acquired:
         function(0, length)
         return
     try:
@@ -126,6 +126,7 @@ def parallel_for(function, length, array):
     for error in errors:
         if error is not None:
             raise error
+
 
 _STOP = object()
 

@@ -153,23 +153,30 @@ def _tile_rows(offset, size, pad, count):
     return slice(first, last + 1), slice(start, start + 4 * (last - first) + 1, 4)
 
 
+def _for_each_component(count, width, body, array):
+    """``body(a, b)`` for every component 0 <= t < count, (a, b) = divmod(t, width), the
+    components split across the threads (each writes its own part of ``array``)."""
+    def run(start, stop):
+        for t in range(start, stop):
+            body(*divmod(t, width))
+    threads.parallel_for(run, count, array)
+
+
 def _gather_tiles(tiles, x, pads_h, pads_w):
     """tiles[6 a + b][c, n, i, j] = x[n, c, 4 i + a - top, 4 j + b - left], 0 outside x."""
     n, c, h, w = x.shape
     grid = tiles.shape[3:]
 
-    def gather(start, stop):
-        for t in range(start, stop):
-            a, b = divmod(t, 6)
-            rows = _tile_rows(a, h, pads_h[0], grid[0])
-            columns = _tile_rows(b, w, pads_w[0], grid[1])
-            if rows is None or columns is None:
-                tiles[t] = 0
-                continue
-            _zero_outside(tiles[t], rows[0], columns[0])
-            block = x[:, :, rows[1], columns[1]]
-            tiles[t][:, :, rows[0], columns[0]] = block.transpose(1, 0, 2, 3)
-    threads.parallel_for(gather, 36, tiles)
+    def gather(a, b):
+        block = tiles[6 * a + b]
+        rows = _tile_rows(a, h, pads_h[0], grid[0])
+        columns = _tile_rows(b, w, pads_w[0], grid[1])
+        if rows is None or columns is None:
+            block[...] = 0
+            return
+        _zero_outside(block, rows[0], columns[0])
+        block[:, :, rows[0], columns[0]] = x[:, :, rows[1], columns[1]].transpose(1, 0, 2, 3)
+    _for_each_component(36, 6, gather, tiles)
 
 
 def _zero_outside(block, rows, columns):
@@ -183,27 +190,22 @@ def _zero_outside(block, rows, columns):
 def _scatter_output(y, output_tiles):
     """y[n, o, 4 i + p, 4 j + q] = output_tiles[p, q, o, n, i, j] where inside y (tiles past a
     ragged edge computed outputs that are dropped)."""
-
-    def scatter(start, stop):
-        for t in range(start, stop):
-            p, q = divmod(t, 4)
-            target = y[:, :, p::4, q::4]
-            rows, columns = target.shape[2:]
-            target[...] = output_tiles[p, q, :, :, :rows, :columns].transpose(1, 0, 2, 3)
-    threads.parallel_for(scatter, 16, y)
+    def scatter(p, q):
+        target = y[:, :, p::4, q::4]
+        rows, columns = target.shape[2:]
+        target[...] = output_tiles[p, q, :, :, :rows, :columns].transpose(1, 0, 2, 3)
+    _for_each_component(16, 4, scatter, y)
 
 
 def _gather_output_gradient(output_tiles, dy):
     """output_tiles[p, q, o, n, i, j] = dy[n, o, 4 i + p, 4 j + q], 0 past a ragged edge."""
-    def gather(start, stop):
-        for t in range(start, stop):
-            p, q = divmod(t, 4)
-            source = dy[:, :, p::4, q::4]
-            rows, columns = source.shape[2:]
-            block = output_tiles[p, q]
-            _zero_outside(block, slice(0, rows), slice(0, columns))
-            block[:, :, :rows, :columns] = source.transpose(1, 0, 2, 3)
-    threads.parallel_for(gather, 16, output_tiles)
+    def gather(p, q):
+        source = dy[:, :, p::4, q::4]
+        rows, columns = source.shape[2:]
+        block = output_tiles[p, q]
+        _zero_outside(block, slice(0, rows), slice(0, columns))
+        block[:, :, :rows, :columns] = source.transpose(1, 0, 2, 3)
+    _for_each_component(16, 4, gather, output_tiles)
 
 
 def _scatter_input_gradient(dx, dtiles, pads_h, pads_w):
@@ -225,18 +227,16 @@ def _scatter_input_gradient(dx, dtiles, pads_h, pads_w):
     dtiles[:2, :4, :, :, 1:] += dtiles[4:, :4, :, :, :-1]
     last_columns[:2, :, :, :, 1:] += last_columns[4:, :, :, :, :-1]
 
-    def scatter(start, stop):
-        for t in range(start, stop):
-            a, b = divmod(t, 6)
-            rows = _owned_rows(a, h, pads_h[0], grid[0])
-            columns = _owned_rows(b, w, pads_w[0], grid[1])
-            if rows is None or columns is None:
-                continue
-            source = dtiles[a, b] if b < 4 else last_columns[a, b - 4][..., None]
-            column_tiles = columns[0] if b < 4 else slice(0, 1)
-            block = source[:, :, rows[0], column_tiles]
-            dx[:, :, rows[1], columns[1]] = block.transpose(1, 0, 2, 3)
-    threads.parallel_for(scatter, 36, dx)
+    def scatter(a, b):
+        rows = _owned_rows(a, h, pads_h[0], grid[0])
+        columns = _owned_rows(b, w, pads_w[0], grid[1])
+        if rows is None or columns is None:
+            return
+        source = dtiles[a, b] if b < 4 else last_columns[a, b - 4][..., None]
+        column_tiles = columns[0] if b < 4 else slice(0, 1)
+        block = source[:, :, rows[0], column_tiles]
+        dx[:, :, rows[1], columns[1]] = block.transpose(1, 0, 2, 3)
+    _for_each_component(36, 6, scatter, dx)
 
 
 def _add_shifted(out, source):
