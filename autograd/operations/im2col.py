@@ -67,14 +67,21 @@ def pad2d(x, pads_h, pads_w, value=0.0):
         return x
     xp = get_array_module(x)
     n, c, h, w = x.shape
-    padded = memory.empty(xp, (n, c, h + pads_h[0] + pads_h[1], w + pads_w[0] + pads_w[1]),
-                          x.dtype)
-    # Fill only the border: writing the whole array first would touch the interior twice.
-    padded[:, :, :pads_h[0]] = value
-    padded[:, :, h + pads_h[0]:] = value
-    padded[:, :, :, :pads_w[0]] = value
-    padded[:, :, :, w + pads_w[0]:] = value
-    threads.copy(padded[:, :, pads_h[0]:pads_h[0] + h, pads_w[0]:pads_w[0] + w], x)
+    top, left = pads_h[0], pads_w[0]
+    padded = memory.empty(xp, (n, c, h + top + pads_h[1], w + left + pads_w[1]), x.dtype)
+    axis = threads.split_axis((n, c))
+
+    def pad_block(start, stop):            # images (or channels) [start, stop) of one thread
+        index = (slice(None),) * axis + (slice(start, stop),)
+        block = padded[index]
+        # Fill only the border: writing the whole array first would touch the interior twice.
+        # Each thread fills its own block's (0.3 against 0.2 ms serially for the CNN's conv2).
+        block[:, :, :top] = value
+        block[:, :, top + h:] = value
+        block[:, :, :, :left] = value
+        block[:, :, :, left + w:] = value
+        block[:, :, top:top + h, left:left + w] = x[index]
+    threads.parallel_for(pad_block, padded.shape[axis], padded)
     return padded
 
 

@@ -105,6 +105,21 @@ def test_relu_gradient_is_zero_at_zero_and_keeps_dy_elsewhere():
     np.testing.assert_array_equal(grad.to_numpy(), [0.0, 0.0, 7.0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [511, 512, 513, 3 * 512 + 7, 300_001])
+def test_relu_over_zero_rows_matches_where_on_every_size_and_strides(size, dtype):
+    # sizes around the broadcast zero row's length, one large enough to split over threads
+    rng = np.random.default_rng(size)
+    data = rng.standard_normal(size).astype(dtype)
+    data[::97] = np.nan
+    data[1::89] = 0.0
+    reference = np.where(np.isnan(data), data, np.where(data > 0, data, 0))
+    np.testing.assert_array_equal(autograd.relu(Tensor(data=data)).to_numpy(), reference)
+    strided = data[::2]
+    np.testing.assert_array_equal(autograd.relu(Tensor(data=strided)).to_numpy(),
+                                  reference[::2])
+
+
 def test_singa_defaults():
     x = Tensor(data=np.array([-1.0, 2.0]))
     np.testing.assert_allclose(autograd.selu(x).to_numpy(),

@@ -156,6 +156,17 @@ def test_large_convolutions_with_a_retained_graph_match_image_by_image():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("in_channels", [3, 16])     # per-image columns, batch columns
+def test_bias_of_an_output_split_over_threads_is_added_to_every_channel(in_channels):
+    rng = np.random.default_rng(in_channels)
+    x = Tensor(data=rng.standard_normal((4, in_channels, 64, 64)).astype(np.float32))
+    W = Tensor(data=rng.standard_normal((16, in_channels, 3, 3)).astype(np.float32))
+    b = Tensor(data=rng.standard_normal(16).astype(np.float32))
+    without = autograd.conv2d(x, W, padding=1).to_numpy()
+    with_bias = autograd.conv2d(x, W, b, padding=1).to_numpy()
+    np.testing.assert_array_equal(with_bias, without + b.to_numpy()[None, :, None, None])
+
+
 def test_non_contiguous_input_and_numpy_int_arguments():
     rng = np.random.default_rng(3)
     source = rng.standard_normal((5, 4, 2, 6))
