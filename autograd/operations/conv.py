@@ -225,10 +225,10 @@ class Conv2d(Operation):
         else:
             dcols = dcols.reshape(c, kh, kw, n, out_h, out_w)
             dpadded = memory.empty(xp, (c, n, padded_h, padded_w), dcols.dtype)
-        dpadded.fill(0)
 
         def add_channels(start, stop):
             part = dpadded[start:stop]
+            part.fill(0)                   # each thread zeroes its own channels
             for i in range(kh):
                 for j in range(kw):
                     rows, columns_ = offset_slice(i, j, out_h, out_w, self.stride,
