@@ -188,7 +188,6 @@ class Conv2d(_Convolution):
         return conv_padding(padding, "Conv2d")
 
 
-
 class _Pooling(Layer):
     """What the 2-D and 1-D pooling layers share: their arguments (converted by the subclass:
     pairs or ints), repr and shape inference over the last ``len(_AXES)`` axes."""

@@ -63,8 +63,7 @@ class ReLU(Operation):
     """y = max(x, 0), elementwise.   dx = dy where y > 0, else 0"""
 
     def forward(self, x):
-        xp = get_array_module(x)
-        y = threads.elementwise(_relu, memory.empty(xp, x.shape, x.dtype), x)
+        y = threads.elementwise(_relu, memory.empty_like(x), x)
         self.save_for_backward(y)
         return y
 

@@ -126,7 +126,7 @@ class Conv2d(Operation):
 
     def _gradients_by_columns(self, xp, dy, needs):
         cols, W = self.saved
-        out_channels = dy.shape[1]
+        out_channels, group_channels = self.weight_shape[:2]
         groups = self.groups
         dx = dW = None
         if needs[1] and self.per_image:
@@ -147,7 +147,6 @@ class Conv2d(Operation):
         # (64 -> 64 on 32x32: 40 against 43 ms; 64 -> 32: 23 against 31), col2im 8-20% faster
         # where there are more outputs (32 -> 64 on 14x14: 9.9 against 11.8 ms; 32 -> 64 on
         # 32x32: 22.4 against 24.7).
-        out_channels, group_channels = self.weight_shape[:2]
         by_convolution = (out_channels <= group_channels * groups
                           and self._transposed_pads() is not None)
         dy_channels_first = None
@@ -164,14 +163,10 @@ class Conv2d(Operation):
             # 7x7: 2.0 against 3.0), 8% slower at 16 and beyond, and with a stride (the extra
             # layout copies win).
             batch_last = self.stride[1] == 1 and self.out_size[1] < BATCH_LAST_MAX_WIDTH
-            if batch_last:
-                dy_channels = memory.empty(xp, dy.shape[1:] + dy.shape[:1], dy.dtype)
-                threads.copy(dy_channels, dy.transpose(1, 2, 3, 0))
-                dy_channels = dy_channels.reshape(groups, out_channels // groups, -1)
-            elif dy_channels_first is not None:
-                dy_channels = dy_channels_first
+            if dy_channels_first is not None and not batch_last:
+                dy_channels = dy_channels_first        # dW's copy serves col2im too
             else:
-                dy_channels = _channels_first(dy, groups)
+                dy_channels = _channels_first(dy, groups, batch_last)
             dx = self._input_gradient_by_col2im(xp, dy_channels, W, batch_last)
         return dx, dW
 
@@ -242,18 +237,18 @@ class Conv2d(Operation):
             interior = dpadded[:, top:top + h, left:left + w].transpose(3, 0, 1, 2)
         else:
             interior = dpadded[:, :, top:top + h, left:left + w].transpose(1, 0, 2, 3)
-        dx = memory.empty(xp, (n, c, h, w), dcols.dtype)
-        threads.copy(dx, interior)
-        return dx
+        return threads.ascontiguousarray(interior)
 
 
 def _add(out, a, b):
     get_array_module(out).add(a, b, out=out)
 
 
-def _channels_first(dy, groups):
-    """dy (N, O, OH, OW) as (G, O/G, N * OH * OW), the columns' layout (a small copy)."""
-    channels_first = threads.ascontiguousarray(dy.transpose(1, 0, 2, 3))
+def _channels_first(dy, groups, batch_last=False):
+    """dy (N, O, OH, OW) as (G, O/G, N * OH * OW), the columns' layout, or with the batch last,
+    (G, O/G, OH * OW * N) (a small copy)."""
+    order = (1, 2, 3, 0) if batch_last else (1, 0, 2, 3)
+    channels_first = threads.ascontiguousarray(dy.transpose(order))
     return channels_first.reshape(groups, dy.shape[1] // groups, -1)
 
 
@@ -349,5 +344,3 @@ def _resolve_padding(padding, pad_mode, size, kernel, stride, dilation):
     if ph < 0 or pw < 0:
         raise ValueError(f"conv2d: padding must be non-negative, got {padding!r}")
     return (ph, ph), (pw, pw)
-
-
