@@ -84,10 +84,14 @@ def _idle_indices():
     return [k for k in range(len(_kept)) if _reference_count(k) <= _IDLE]
 
 
-def empty(xp, shape, dtype):
-    """An uninitialised array, as ``xp.empty(shape, dtype)`` (C order). A large NumPy one is a
-    view of a kept buffer that no array uses any more (never of one that a living array, or a
-    view of it, still uses)."""
+def empty(xp, shape, dtype, axis_order=None):
+    """An uninitialised array, as ``xp.empty(shape, dtype)``: C order, or with its axes laid out
+    in memory outermost first as ``axis_order`` says (a permutation; see :func:`axis_order`).
+    A large NumPy one is a view of a kept buffer that no array uses any more (never of one that
+    a living array, or a view of it, still uses)."""
+    if axis_order is not None and list(axis_order) != list(range(len(shape))):
+        stored = empty(xp, tuple(shape[axis] for axis in axis_order), dtype)
+        return stored.transpose(_inverse(axis_order))
     dtype = np.dtype(dtype)
     nbytes = dtype.itemsize * math.prod(shape)
     if xp is not np or nbytes < MIN_BYTES or dtype.hasobject:
@@ -112,8 +116,36 @@ def empty(xp, shape, dtype):
 
 
 def empty_like(array):
-    """:func:`empty` with ``array``'s shape and dtype, on its array module (C order)."""
-    return empty(get_array_module(array), array.shape, array.dtype)
+    """:func:`empty` with ``array``'s shape, dtype and array module, and its layout where it is
+    dense (as NumPy's ``order="K"``), else C order.
+
+    >>> empty_like(np.zeros((2, 3, 4)).transpose(2, 0, 1)).strides
+    (8, 96, 32)
+    """
+    return empty(get_array_module(array), array.shape, array.dtype, axis_order(array))
+
+
+def axis_order(array):
+    """The axes of a dense ``array`` (a transpose of a C-contiguous block) from outermost to
+    innermost in memory, or None when it is not dense. Axes of length 1 keep their place.
+
+    >>> axis_order(np.zeros((2, 3, 4)).transpose(1, 2, 0))
+    (2, 0, 1)
+    """
+    if array.flags.c_contiguous:
+        return tuple(range(array.ndim))
+    long_axes = iter(sorted((axis for axis in range(array.ndim) if array.shape[axis] > 1),
+                            key=lambda axis: -array.strides[axis]))
+    order = tuple(axis if array.shape[axis] == 1 else next(long_axes)
+                  for axis in range(array.ndim))
+    return order if array.transpose(order).flags.c_contiguous else None
+
+
+def _inverse(permutation):
+    inverse = [0] * len(permutation)
+    for position, axis in enumerate(permutation):
+        inverse[axis] = position
+    return tuple(inverse)
 
 
 def empty_cache():

@@ -14,7 +14,7 @@ before that); :func:`set_num_threads` changes it, and 1 turns intra-op threading
 >>> import numpy as np
 >>> source = np.arange(12.0).reshape(3, 4)
 >>> destination = np.empty((4, 3))
->>> copy(destination, source.T)      # a transposing copy, in chunks when large
+>>> _ = copy(destination, source.T)      # a transposing copy, in chunks when large
 >>> bool((destination == source.T).all())
 True
 """
@@ -200,8 +200,9 @@ def split_axis(shape, threads=None):
 
 def copy(destination, source):
     """``destination[...] = source`` (same shape; NumPy or CuPy), split across the threads along
-    the destination's outermost long-enough axis when both are large NumPy arrays."""
-    elementwise(_assign, destination, source)
+    the destination's outermost long-enough axis when both are large NumPy arrays. Returns
+    ``destination``."""
+    return elementwise(_assign, destination, source)
 
 
 def _assign(out, source):
@@ -229,6 +230,15 @@ def elementwise(function, out, *arrays):
     >>> elementwise(lambda out, x: np.maximum(x, 0, out=out), np.empty_like(x), x)
     array([0., 0., 0., 0., 1., 2.])
     """
+    if type(out) is np.ndarray and not out.flags.c_contiguous:
+        order = memory.axis_order(out)
+        if order is not None:
+            # Work on the arrays in out's memory order: each chunk is then one dense block (a
+            # batch-last image array chunked along its logical first axis, the batch, would be
+            # all strides), and ``function`` sees contiguous arrays where they share out's layout.
+            elementwise(function, out.transpose(order),
+                        *(array.transpose(order) for array in arrays))
+            return out
     if (type(out) is not np.ndarray or out.size < MIN_PARALLEL_ELEMENTS or _num_threads < 2
             or out.ndim == 0):
         function(out, *arrays)

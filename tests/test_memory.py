@@ -193,3 +193,26 @@ def test_after_import_medium_arrays_reuse_the_heap_instead_of_fresh_pages():
 
     assert faults("numpy") >= 4 * 150          # each 800 KB array mapped afresh: ~195 pages
     assert faults("autograd") < 50             # the heap's pages, reused
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 0, 1), (1, 2, 0), (2, 1, 0)])
+@pytest.mark.parametrize("shape", [(3, 4, 5), (1 << 9, 2, 1 << 9)])     # small and kept
+def test_empty_lays_the_axes_out_in_the_order_asked_for(fresh_cache, order, shape):
+    array = memory.empty(np, shape, np.float32, order)
+    assert array.shape == shape and array.dtype == np.float32
+    assert array.transpose(order).flags.c_contiguous       # outermost axis first in memory
+    assert memory.axis_order(array) == order
+    like = memory.empty_like(array)
+    assert like.shape == shape and like.strides == array.strides
+
+
+def test_axis_order_of_dense_and_strided_arrays():
+    block = np.zeros((2, 3, 4))
+    assert memory.axis_order(block) == (0, 1, 2)
+    assert memory.axis_order(block.transpose(2, 0, 1)) == (1, 2, 0)
+    # an axis of length 1 has no place in memory of its own: it keeps its logical one
+    assert memory.axis_order(np.zeros((3, 1, 4)).transpose(2, 1, 0)) == (2, 1, 0)
+    broadcast = np.broadcast_to(block[:1], (5, 3, 4))
+    for strided in (block[:, ::2], block[::-1], block[..., 1:], broadcast):
+        assert memory.axis_order(strided) is None
+        assert memory.empty_like(strided).flags.c_contiguous

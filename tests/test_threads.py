@@ -173,6 +173,24 @@ def test_elementwise_matches_the_whole_array_call(forced_threads):
     np.testing.assert_array_equal(out, np.maximum(x, 0))
 
 
+def test_elementwise_on_a_transposed_block_runs_in_memory_order(forced_threads):
+    """A dense but transposed out (a batch-last image array) is chunked along its outermost
+    axis in memory, so every chunk the function sees is contiguous where out's layout is."""
+    x = np.random.default_rng(1).normal(size=(4, 3, 5, 6)).transpose(3, 0, 1, 2)
+    seen = []
+
+    def relu(out, x):
+        seen.append(out.flags.c_contiguous and x.flags.c_contiguous)
+        np.maximum(x, 0, out=out)
+    out = threads.elementwise(relu, autograd.memory.empty_like(x), x)
+    assert out.shape == x.shape and out.strides == x.strides
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+    assert len(seen) == 3 and all(seen)
+    mixed = threads.elementwise(lambda out, a, b: np.add(a, b, out=out),
+                                autograd.memory.empty_like(x), x, np.ascontiguousarray(x))
+    np.testing.assert_array_equal(mixed, 2 * x)
+
+
 def test_split_axis_prefers_the_outermost_axis_with_a_chunk_for_every_thread():
     assert threads.split_axis((1, 3, 8, 2), threads=3) == 1
     assert threads.split_axis((4, 3), threads=3) == 0

@@ -1,19 +1,20 @@
 """2-D convolution on NCHW images: im2col through a strided view plus one GEMM per group.
 
-The column matrix holds the whole batch, (C/groups * kh * kw, N * OH * OW) per group, so forward,
-dW and dx are each one large GEMM; the price is a transpose of y and dy between NCHW and
-channels-first (small next to the columns). The backward pass reuses the saved columns for dW.
-With stride 1 and no more output than input channels, dx is the convolution of dy (padded) with
-the flipped kernel, through the same columns-and-GEMM path; otherwise dcolumns = W^T @ dy are
-scattered back with one strided add per kernel offset (col2im). Large arrays come from reused
-host buffers (see autograd/memory.py).
+The column matrix holds the whole batch, (C/groups * kh * kw, OH * OW * N) per group, so
+forward, dW and dx are each one large GEMM. It is batch-last (operations/layout.py): the padded
+input is stored (C, Hp, Wp, N), so every copy into the columns runs along OW * N contiguous
+elements, and the GEMM writes y as (O, OH, OW, N), which conv2d returns as it is: an (N, O, OH,
+OW) view. ReLU, pooling and BatchNorm keep that layout, and the dy that comes back through them
+is batch-last too, which is again the columns' layout: dW = dy @ cols^T with no copy. With
+stride 1 and no more output than input channels, dx is the convolution of dy (padded) with the
+flipped kernel, through the same columns-and-GEMM path; otherwise dcolumns = W^T @ dy are
+scattered back with one strided add per kernel offset (col2im), each along OW * N elements.
+Large arrays come from reused host buffers (see autograd/memory.py).
 
-Narrow layers (C * kh * kw <= PER_IMAGE_MAX_K, e.g. a first layer on 1 or 3 channels) keep each
-image's columns apart, (N, K, OH * OW), so that one batched GEMM writes NCHW directly: their
-GEMM is cheap and the transposing copy of its large output was most of the cost. Measured
-(2 threads): a 1 -> 32 channel 3x3 forward on (64, 1, 28, 28) 1.2 against 5 ms, 3 -> 64 on
-(64, 3, 32, 32) 5 against 11 ms; the example CNN's whole step 34 against 40 ms (alternating
-blocks, busy machine).
+Measured (2 threads) against the layouts this replaced, NCHW in and out of every convolution
+(the batch first in the columns and transposing copies of y and dy, per-image columns for narrow
+layers, col2im batch-last only below 16 output columns): the example CNN's step 20.3-24.4
+against 22.4-27.6 ms (three alternating pairs on a busy machine).
 
 Wide 3x3, stride-1 layers on NumPy take Winograd F(4x4, 3x3) instead (winograd.py): 4x fewer
 multiplications, measured fwd+bwd 44 against 64-81 ms for 64 -> 64 channels on a (32, 64, 32, 32)
@@ -39,14 +40,12 @@ from ..device import get_array_module
 from .. import memory, threads
 from .base import Operation
 from . import winograd
-from .im2col import (pair, output_size, same_pads, pad2d, offset_slice, columns,
-                     image_columns)
+from .im2col import pair, output_size, same_pads, pad2d, offset_slice, columns
+from .layout import BATCH_LAST, batch_last, from_batch_last
 
 __all__ = ["conv2d"]
 
 _PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-BATCH_LAST_MAX_WIDTH = 16     # col2im with the batch innermost below this output width
-PER_IMAGE_MAX_K = 32       # largest C/groups * kh * kw given per-image columns (groups=1)
 
 
 class Conv2d(Operation):
@@ -82,31 +81,18 @@ class Conv2d(Operation):
         out_channels, group_channels, kh, kw = W.shape
         out_h = output_size(h, kh, self.stride[0], self.dilation[0], self.pads_h)
         out_w = output_size(w, kw, self.stride[1], self.dilation[1], self.pads_w)
-        padded = pad2d(x, self.pads_h, self.pads_w)
-        self.per_image = self.groups == 1 and c * kh * kw <= PER_IMAGE_MAX_K
-        if self.per_image:
-            cols = image_columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation)
-            # OpenBLAS runs GEMMs this small on one thread: the threads take a chunk of images
-            # each (CNN step 24.3 against 25.2 ms at 2 threads).
-            y = memory.empty(xp, (n, out_channels, out_h * out_w), x.dtype)
-            weights = W.reshape(out_channels, -1)
-
-            def product(start, stop):
-                xp.matmul(weights, cols[start:stop], out=y[start:stop])
-            threads.parallel_for(product, n, y)
-            y = y.reshape(n, out_channels, out_h, out_w)
-        else:
-            cols = columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation,
-                           self.groups)
-            y = _grouped_product(xp, W.reshape(self.groups, out_channels // self.groups, -1),
-                                 cols, (out_channels, n, out_h, out_w))
+        padded = _padded_batch_last(x, self.pads_h, self.pads_w)
+        cols = columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation, self.groups)
+        product = memory.empty(xp, (self.groups, out_channels // self.groups, cols.shape[2]),
+                               x.dtype)
+        xp.matmul(W.reshape(self.groups, out_channels // self.groups, -1), cols, out=product)
         if self.recording:
             needs = self.needs_input_grad
             self.save_for_backward(cols if needs[1] else None, W if needs[0] else None)
             self.input_shape, self.weight_shape = x.shape, W.shape
             self.padded_shape = padded.shape
             self.out_size = (out_h, out_w)
-        return y
+        return from_batch_last(product.reshape(out_channels, out_h, out_w, n))
 
     def backward(self, dy):
         needs = self.needs_input_grad
@@ -117,58 +103,37 @@ class Conv2d(Operation):
             V, U = self.saved
             dx, dW = winograd.backward(V, U, dy, self.input_shape, self.pads_h, self.pads_w,
                                        needs)
+            dy_rows = dy.reshape(dy.shape[0], out_channels, -1)
+            bias_sum = "ncl->c"
         else:
-            dx, dW = self._gradients_by_columns(xp, dy, needs)
+            dy_rows = batch_last(dy).reshape(self.groups, out_channels // self.groups, -1)
+            dx, dW = self._gradients_by_columns(xp, dy_rows, needs)
+            dy_rows, bias_sum = dy_rows.reshape(out_channels, -1), "cl->c"
         if len(needs) > 2 and needs[2]:
             # einsum sums each channel in one pass: 2-3x faster than sum over axes (0, 2, 3)
-            db = xp.einsum("ncl->c", dy.reshape(dy.shape[0], out_channels, -1))
+            db = xp.einsum(bias_sum, dy_rows)
         return (dx, dW) if len(needs) == 2 else (dx, dW, db)
 
-    def _gradients_by_columns(self, xp, dy, needs):
+    def _gradients_by_columns(self, xp, dy_rows, needs):
+        """dW and dx from ``dy_rows``, dy batch-last as (G, O/G, OH * OW * N): the columns'
+        layout, so dW is one GEMM per group with no copy."""
         cols, W = self.saved
         out_channels, group_channels = self.weight_shape[:2]
-        groups = self.groups
         dx = dW = None
-        if needs[1] and self.per_image:
-            # One partial sum per chunk of images, added in image order (so dW does not depend
-            # on which thread finished first).
-            dy_images = dy.reshape(dy.shape[0], out_channels, -1)
-            partial_sums = {}
-
-            def weight_gradient(start, stop):
-                partial_sums[start] = xp.matmul(dy_images[start:stop],
-                                                cols[start:stop].transpose(0, 2, 1)).sum(axis=0)
-            threads.parallel_for(weight_gradient, dy.shape[0], cols)
-            ordered = [partial_sums[start] for start in sorted(partial_sums)]
-            dW = sum(ordered[1:], ordered[0]).reshape(self.weight_shape)
+        if needs[1]:
+            dW = xp.matmul(dy_rows, cols.transpose(0, 2, 1)).reshape(self.weight_shape)
+        if not needs[0]:
+            return dx, dW
         # dx as a convolution of dy builds columns of dy (out_channels * kh * kw rows); col2im
         # builds dcols of x's size (in_channels * kh * kw rows) and adds them back: measured
-        # (2 threads, fwd+bwd), the convolution is 5-25% faster where out_channels <= in_channels
-        # (64 -> 64 on 32x32: 40 against 43 ms; 64 -> 32: 23 against 31), col2im 8-20% faster
-        # where there are more outputs (32 -> 64 on 14x14: 9.9 against 11.8 ms; 32 -> 64 on
-        # 32x32: 22.4 against 24.7).
-        by_convolution = (out_channels <= group_channels * groups
-                          and self._transposed_pads() is not None)
-        dy_channels_first = None
-        if needs[1] and not self.per_image:
-            dy_channels_first = _channels_first(dy, groups)
-            dW = xp.matmul(dy_channels_first, cols.transpose(0, 2, 1))
-            dW = dW.reshape(self.weight_shape)
-        if needs[0] and by_convolution:
-            dx = self._input_gradient_by_convolution(xp, dy, W)
-        elif needs[0]:
-            # col2im's kh * kw adds run along rows of OW elements; with the batch innermost
-            # instead they run along OW * N (stride 1). Measured backward at 2 threads: 15-35%
-            # faster for OW of 7-14 (32 -> 64 on 14x14: 8.9-9.1 against 9.5 ms; 64 -> 128 on
-            # 7x7: 2.0 against 3.0), 8% slower at 16 and beyond, and with a stride (the extra
-            # layout copies win).
-            batch_last = self.stride[1] == 1 and self.out_size[1] < BATCH_LAST_MAX_WIDTH
-            if dy_channels_first is not None and not batch_last:
-                dy_channels = dy_channels_first        # dW's copy serves col2im too
-            else:
-                dy_channels = _channels_first(dy, groups, batch_last)
-            dx = self._input_gradient_by_col2im(xp, dy_channels, W, batch_last)
-        return dx, dW
+        # (2 threads, fwd+bwd, with the earlier NCHW layouts), the convolution is 5-25% faster
+        # where out_channels <= in_channels (64 -> 64 on 32x32: 40 against 43 ms; 64 -> 32: 23
+        # against 31), col2im 8-20% faster where there are more outputs (32 -> 64 on 14x14: 9.9
+        # against 11.8 ms; 32 -> 64 on 32x32: 22.4 against 24.7).
+        if (out_channels <= group_channels * self.groups
+                and self._transposed_pads() is not None):
+            return self._input_gradient_by_convolution(xp, dy_rows, W), dW
+        return self._input_gradient_by_col2im(xp, dy_rows, W), dW
 
     def _transposed_pads(self):
         """With stride 1, dx is itself a convolution: dy padded by span - 1 - pad on each side,
@@ -186,40 +151,40 @@ class Conv2d(Operation):
             pads.append((reach - before, reach - after))
         return pads
 
-    def _input_gradient_by_convolution(self, xp, dy, W):
+    def _input_gradient_by_convolution(self, xp, dy_rows, W):
         out_channels, group_channels, kh, kw = W.shape
         groups = self.groups
         n, c, h, w = self.input_shape
+        out_h, out_w = self.out_size
         pads_h, pads_w = self._transposed_pads()
         flipped = W[:, :, ::-1, ::-1].reshape(groups, out_channels // groups, group_channels,
                                                kh, kw)
         weights = threads.ascontiguousarray(flipped.transpose(0, 2, 1, 3, 4)).reshape(
             groups, group_channels, -1)
-        dy_cols = columns(pad2d(dy, pads_h, pads_w), (kh, kw), (h, w), (1, 1), self.dilation,
-                          groups)
-        return _grouped_product(xp, weights, dy_cols, (c, n, h, w))
+        dy = from_batch_last(dy_rows.reshape(out_channels, out_h, out_w, n))
+        dy_cols = columns(_padded_batch_last(dy, pads_h, pads_w), (kh, kw), (h, w), (1, 1),
+                          self.dilation, groups)
+        dx = memory.empty(xp, (groups, group_channels, dy_cols.shape[2]), dy_cols.dtype)
+        xp.matmul(weights, dy_cols, out=dx)
+        return from_batch_last(dx.reshape(c, h, w, n))
 
-    def _input_gradient_by_col2im(self, xp, dy_channels, W, batch_last):
+    def _input_gradient_by_col2im(self, xp, dy_rows, W):
         """dcols = W^T @ dy, then col2im: windows overlap, so each kernel offset's block is
         added into the padded dx in turn (kh * kw strided adds over the whole batch, each
-        thread on its own channels). ``dy_channels`` is dy channels first, (G, O/G, ...), with
-        the batch first, (N, OH, OW), or last, (OH, OW, N); dcols and the padded dx follow,
-        (C, N, Hp, Wp) or (C, Hp, Wp, N)."""
+        thread on its own channels). Batch-last throughout: dy_rows (G, O/G, OH * OW * N),
+        dcols (C, kh, kw, OH, OW, N), the padded dx (C, Hp, Wp, N), so each add runs along
+        OW * N contiguous elements."""
         out_channels, group_channels, kh, kw = W.shape
         groups = self.groups
         n, c, padded_h, padded_w = self.padded_shape
         h, w = self.input_shape[2:]
         out_h, out_w = self.out_size
         weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
-        dcols = memory.empty(xp, (groups, group_channels * kh * kw, dy_channels.shape[2]),
-                             dy_channels.dtype)
-        xp.matmul(weights.transpose(0, 2, 1), dy_channels, out=dcols)
-        if batch_last:
-            dcols = dcols.reshape(c, kh, kw, out_h, out_w, n)
-            dpadded = memory.empty(xp, (c, padded_h, padded_w, n), dcols.dtype)
-        else:
-            dcols = dcols.reshape(c, kh, kw, n, out_h, out_w)
-            dpadded = memory.empty(xp, (c, n, padded_h, padded_w), dcols.dtype)
+        dcols = memory.empty(xp, (groups, group_channels * kh * kw, dy_rows.shape[2]),
+                             dy_rows.dtype)
+        xp.matmul(weights.transpose(0, 2, 1), dy_rows, out=dcols)
+        dcols = dcols.reshape(c, kh, kw, out_h, out_w, n)
+        dpadded = memory.empty(xp, (c, padded_h, padded_w, n), dcols.dtype)
 
         def add_channels(start, stop):
             part = dpadded[start:stop]
@@ -228,37 +193,23 @@ class Conv2d(Operation):
                 for j in range(kw):
                     rows, columns_ = offset_slice(i, j, out_h, out_w, self.stride,
                                                   self.dilation)[2:]
-                    window = ((slice(None), rows, columns_) if batch_last
-                              else (slice(None), slice(None), rows, columns_))
-                    part[window] += dcols[start:stop, i, j]
+                    part[:, rows, columns_] += dcols[start:stop, i, j]
         threads.parallel_for(add_channels, c, dpadded)
         top, left = self.pads_h[0], self.pads_w[0]
-        if batch_last:
-            interior = dpadded[:, top:top + h, left:left + w].transpose(3, 0, 1, 2)
-        else:
-            interior = dpadded[:, :, top:top + h, left:left + w].transpose(1, 0, 2, 3)
-        return threads.ascontiguousarray(interior)
+        interior = threads.ascontiguousarray(dpadded[:, top:top + h, left:left + w])
+        return from_batch_last(interior)
 
 
 def _add(out, a, b):
     get_array_module(out).add(a, b, out=out)
 
 
-def _channels_first(dy, groups, batch_last=False):
-    """dy (N, O, OH, OW) as (G, O/G, N * OH * OW), the columns' layout, or with the batch last,
-    (G, O/G, OH * OW * N) (a small copy)."""
-    order = (1, 2, 3, 0) if batch_last else (1, 0, 2, 3)
-    channels_first = threads.ascontiguousarray(dy.transpose(order))
-    return channels_first.reshape(groups, dy.shape[1] // groups, -1)
-
-
-def _grouped_product(xp, weights, cols, channels_first_shape):
-    """weights (G, O/G, K) @ cols (G, K, N*OH*OW), one GEMM per group, returned as NCHW
-    (N, O, OH, OW) from ``channels_first_shape`` (O, N, OH, OW) with one transposing copy."""
-    product = memory.empty(xp, weights.shape[:2] + cols.shape[2:], cols.dtype)
-    xp.matmul(weights, cols, out=product)
-    product = product.reshape(channels_first_shape)
-    return threads.ascontiguousarray(product.transpose(1, 0, 2, 3))
+def _padded_batch_last(x, pads_h, pads_w):
+    """``x`` (N, C, H, W) padded, as an (N, C, Hp, Wp) view of a batch-last (C, Hp, Wp, N)
+    array (no copy where x is batch-last already and needs no padding)."""
+    if pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]:
+        return pad2d(x, pads_h, pads_w, axis_order=BATCH_LAST)
+    return from_batch_last(batch_last(x))
 
 
 def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NOTSET"):

@@ -60,16 +60,19 @@ def same_pads(size, kernel, stride, dilation, lower=False):
     return (large, small) if lower else (small, large)
 
 
-def pad2d(x, pads_h, pads_w, value=0.0):
-    """``x`` (N, C, H, W) with ``pads_h`` rows before/after and ``pads_w`` columns; ``x`` itself
-    when no padding is asked for."""
+def pad2d(x, pads_h, pads_w, value=0.0, axis_order=None):
+    """``x`` (N, C, H, W) with ``pads_h`` rows before/after and ``pads_w`` columns, laid out in
+    memory as ``axis_order`` says (see ``memory.axis_order``; by default as ``x`` where it is
+    dense, else C order); ``x`` itself when no padding is asked for."""
     if not (pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]):
         return x
     xp = get_array_module(x)
     n, c, h, w = x.shape
     top, left = pads_h[0], pads_w[0]
-    padded = memory.empty(xp, (n, c, h + top + pads_h[1], w + left + pads_w[1]), x.dtype)
-    axis = threads.split_axis((n, c))
+    order = axis_order or memory.axis_order(x) or (0, 1, 2, 3)
+    padded = memory.empty(xp, (n, c, h + top + pads_h[1], w + left + pads_w[1]), x.dtype, order)
+    outer = [a for a in order if a < 2]         # N and C, outermost in memory first
+    axis = outer[threads.split_axis([padded.shape[a] for a in outer])]
 
     def pad_block(start, stop):            # images (or channels) [start, stop) of one thread
         index = (slice(None),) * axis + (slice(start, stop),)
@@ -115,22 +118,14 @@ def window_view(padded, kernel, out_size, stride, dilation):
 
 def columns(padded, kernel, out_size, stride, dilation, groups):
     """The im2col matrix of ``padded`` (N, C, Hp, Wp), shaped (groups, C/groups * kh * kw,
-    N * OH * OW): row (c, i, j), column (n, oh, ow). The batch sits inside the columns so that a
-    convolution is one large GEMM per group. One strided copy into a reused buffer."""
+    OH * OW * N): row (c, i, j), column (oh, ow, n). The batch sits inside the columns so that a
+    convolution is one large GEMM per group, and innermost, so that the copy (and col2im's adds)
+    run along OW * N contiguous elements of a batch-last ``padded`` rather than OW. One strided
+    copy into a reused buffer."""
     xp = get_array_module(padded)
     n, c = padded.shape[:2]
     windows = window_view(padded, kernel, out_size, stride, dilation)
-    cols = memory.empty(xp, (c, kernel[0], kernel[1], n) + tuple(out_size), padded.dtype)
-    threads.copy(cols, windows.transpose(1, 2, 3, 0, 4, 5))
+    cols = memory.empty(xp, (c, kernel[0], kernel[1]) + tuple(out_size) + (n,), padded.dtype)
+    threads.copy(cols, windows.transpose(1, 2, 3, 4, 5, 0))
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], -1)
 
-
-def image_columns(padded, kernel, out_size, stride, dilation):
-    """Each image's own im2col matrix: (N, C * kh * kw, OH * OW), row (c, i, j), column
-    (oh, ow), so that a batched GEMM with the kernel writes NCHW directly. One strided copy
-    into a reused buffer."""
-    xp = get_array_module(padded)
-    windows = window_view(padded, kernel, out_size, stride, dilation)
-    cols = memory.empty(xp, windows.shape, padded.dtype)
-    threads.copy(cols, windows)
-    return cols.reshape(windows.shape[0], -1, out_size[0] * out_size[1])

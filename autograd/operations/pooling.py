@@ -56,11 +56,11 @@ class _Pool2d(Operation):
         """``combine`` (maximum or add) over each window, separably: first along the columns of
         every padded row, then along the rows: kh + kw whole-batch operations, not kh * kw."""
         columns = self.column_slices()
-        rows = padded[columns[0]].copy()
+        rows = padded[columns[0]].copy(order="K")      # "K": in padded's layout
         for index in columns[1:]:
             combine(rows, padded[index], out=rows)
         row_indices = self.row_slices()
-        y = rows[row_indices[0]].copy()
+        y = rows[row_indices[0]].copy(order="K")
         for index in row_indices[1:]:
             combine(y, rows[index], out=y)
         return y
@@ -74,27 +74,32 @@ class MaxPool2d(_Pool2d):
         xp = get_array_module(x)
         padded = pad2d(x, self.pads_h, self.pads_w, -np.inf)
         offsets = self.offset_slices()
-        y = memory.empty(xp, x.shape[:2] + self.out_size, x.dtype)
-        winner = xp.empty(y.shape, np.uint8 if len(offsets) < 256 else np.int32)
+        # y and the winners keep x's layout (a batch-last x from conv2d: every strided read of
+        # an offset then runs along the batch, contiguous); the threads split the outermost of
+        # the batch and channel axes.
+        order = memory.axis_order(padded) or (0, 1, 2, 3)
+        y = memory.empty(xp, x.shape[:2] + self.out_size, x.dtype, order)
+        winner = memory.empty(xp, y.shape, np.uint8 if len(offsets) < 256 else np.int32, order)
+        axis = _outer_axis(order)
 
-        def pool_images(start, stop):          # images [start, stop), one chunk per thread
-            images = padded[start:stop]
-            y_part, winner_part = y[start:stop], winner[start:stop]
-            y_part[...] = images[offsets[0]]
+        def pool_block(start, stop):            # images or channels [start, stop)
+            block = (slice(None),) * axis + (slice(start, stop),)
+            inputs, y_part, winner_part = padded[block], y[block], winner[block]
+            y_part[...] = inputs[offsets[0]]
             winner_part.fill(0)
             # Which kernel offset (row-major) holds each window's first maximum: backward needs
             # only this small integer array, not x and y, and routes dy with one comparison per
             # offset (comparing x with y again in backward, plus a mask against ties, was 1.5x
             # slower).
             for k, index in enumerate(offsets[1:], 1):
-                # One strided read into a contiguous copy: two passes over the view cost more
-                candidate = xp.ascontiguousarray(images[index])
+                # One strided read into a dense copy: two passes over the view cost more
+                candidate = inputs[index].copy(order="K")
                 greater = candidate > y_part       # strictly: a tie keeps the earlier offset
                 xp.maximum(y_part, candidate, out=y_part)
                 # winner < k so far: the maximum takes k exactly where this offset is greater
                 xp.maximum(winner_part, greater * winner.dtype.type(k), out=winner_part)
 
-        threads.parallel_for(pool_images, x.shape[0], padded)
+        threads.parallel_for(pool_block, x.shape[axis], padded)
         self.save_for_backward(winner)
         self.padded_shape = padded.shape
         return y
@@ -106,23 +111,40 @@ class MaxPool2d(_Pool2d):
         disjoint = self.stride[0] >= kh and self.stride[1] >= kw
         tiled = disjoint and self.stride == self.kernel and self.padded_shape[2:] == (
             self.out_size[0] * kh, self.out_size[1] * kw)
+        order = memory.axis_order(winner) or (0, 1, 2, 3)
+        if memory.axis_order(dy) != order:
+            # one copy into the winners' layout, rather than every pass below mixing two
+            dy = threads.copy(memory.empty(xp, dy.shape, dy.dtype, order), dy)
         # Windows that tile the input exactly write every element once: no zeroing needed.
-        dpadded = memory.empty(xp, self.padded_shape, dy.dtype)
-        if not tiled:
-            dpadded.fill(0)
+        dpadded = memory.empty(xp, self.padded_shape, dy.dtype, order)
         offsets = self.offset_slices()
+        axis = _outer_axis(order)
 
-        def route_images(start, stop):         # images [start, stop), one chunk per thread
-            dy_part, winner_part = dy[start:stop], winner[start:stop]
-            dpadded_part = dpadded[start:stop]
+        def route_block(start, stop):           # images or channels [start, stop)
+            block = (slice(None),) * axis + (slice(start, stop),)
+            dy_part, winner_part, dpadded_part = dy[block], winner[block], dpadded[block]
+            if not tiled:
+                dpadded_part.fill(0)
             for k, index in enumerate(offsets):
                 if disjoint:
                     xp.multiply(dy_part, winner_part == k, out=dpadded_part[index])
                 else:
                     dpadded_part[index] += dy_part * (winner_part == k)
 
-        threads.parallel_for(route_images, dy.shape[0], dpadded)
+        threads.parallel_for(route_block, dy.shape[axis], dpadded)
         return unpad2d(dpadded, self.pads_h, self.pads_w)
+
+
+def _zeros(xp, shape, dtype, axis_order):
+    """Zeros laid out as ``axis_order`` (see ``memory.axis_order``; None: C order)."""
+    zeros = memory.empty(xp, shape, dtype, axis_order)
+    zeros.fill(0)
+    return zeros
+
+
+def _outer_axis(order):
+    """The batch or channel axis, whichever lies outermost in memory under ``order``."""
+    return next(axis for axis in order if axis < 2)
 
 
 class AvgPool2d(_Pool2d):
@@ -142,6 +164,7 @@ class AvgPool2d(_Pool2d):
             self.divisor = xp.asarray(self.divisor, dtype=y.dtype)
         y /= self.divisor
         self.padded_shape = padded.shape
+        self.order = memory.axis_order(padded)
         return y
 
     def backward(self, dy):
@@ -149,10 +172,10 @@ class AvgPool2d(_Pool2d):
         share = dy / self.divisor
         n, c, padded_h, padded_w = self.padded_shape
         # The transpose of the separable forward: spread along rows, then along columns.
-        rows = xp.zeros((n, c, padded_h, self.out_size[1]), dy.dtype)
+        rows = _zeros(xp, (n, c, padded_h, self.out_size[1]), dy.dtype, self.order)
         for index in self.row_slices():
             rows[index] += share
-        dpadded = xp.zeros(self.padded_shape, dy.dtype)
+        dpadded = _zeros(xp, self.padded_shape, dy.dtype, self.order)
         for index in self.column_slices():
             dpadded[index] += rows
         return unpad2d(dpadded, self.pads_h, self.pads_w)

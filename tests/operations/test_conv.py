@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
+from autograd.operations.layout import from_batch_last, is_batch_last
 
 
 def reference_conv2d(x, W, b, stride, pads_h, pads_w, dilation, groups):
@@ -94,24 +95,27 @@ def test_gradients_match_finite_differences(s):
     autograd.gradcheck(lambda *t: autograd.conv2d(*t, **_kwargs(s)), inputs)
 
 
-@pytest.mark.parametrize("max_k", [0, 10 ** 6], ids=["batch-columns", "per-image-columns"])
-def test_both_column_layouts_pass_the_reference_tests(monkeypatch, max_k):
-    """The tiny shapes above mostly take per-image columns (C * kh * kw <= 32); force each
-    layout in turn."""
-    from autograd.operations import conv
-    monkeypatch.setattr(conv, "PER_IMAGE_MAX_K", max_k)
-    test_forward_matches_direct_loops_and_float32_is_kept()
-    test_gradients_match_finite_differences()
-
-
-@pytest.mark.parametrize("max_width", [0, 10 ** 6], ids=["batch-first", "batch-last"])
-def test_both_col2im_layouts_pass_the_reference_tests(monkeypatch, max_width):
-    """col2im puts the batch innermost for narrow outputs with a stride-1 width; force each
-    layout in turn (batch-last still needs stride 1 along the width)."""
-    from autograd.operations import conv
-    monkeypatch.setattr(conv, "BATCH_LAST_MAX_WIDTH", max_width)
-    test_forward_matches_direct_loops_and_float32_is_kept()
-    test_gradients_match_finite_differences()
+@more_examples
+@given(conv_settings())
+def test_batch_last_input_matches_direct_loops_and_gradcheck(s):
+    """conv2d computes batch-last and returns that layout (operations/layout.py); it takes it
+    as input too, with dy in either layout (gradcheck's dy is C order)."""
+    x, W, b = _arrays(s)
+    x = from_batch_last(np.ascontiguousarray(x.transpose(1, 2, 3, 0)))
+    ph, pw = s["padding"]
+    expected = reference_conv2d(x, W, b, s["stride"], (ph, ph), (pw, pw), s["dilation"],
+                                s["groups"])
+    y = autograd.conv2d(*[Tensor(data=a) for a in (x, W, b) if a is not None], **_kwargs(s))
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-10, atol=1e-12)
+    assert is_batch_last(y.data)
+    inputs = [Tensor(data=a, stores_grad=True) for a in (x, W, b) if a is not None]
+    assert is_batch_last(inputs[0].data)
+    autograd.gradcheck(lambda *t: autograd.conv2d(*t, **_kwargs(s)), inputs)
+    # a batch-last dy: conv2d's own output gradient, through a second convolution
+    second = Tensor(data=np.random.default_rng(s["seed"]).uniform(-1, 1, (2,) + y.shape[1:2]
+                                                                   + (1, 1)), stores_grad=True)
+    autograd.gradcheck(lambda *t: autograd.conv2d(autograd.conv2d(*t[:-1], **_kwargs(s)), t[-1]),
+                       inputs + [second])
 
 
 def test_input_gradient_is_skipped_for_a_data_batch():

@@ -5,6 +5,7 @@ from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
+from autograd.operations.layout import from_batch_last, is_batch_last
 
 
 def reference_batch_norm(x, scale, bias, mean, var, eps):
@@ -72,6 +73,30 @@ def test_batch_norm_eval_uses_running_statistics_and_leaves_them(shape, seed):
     fn = lambda xt, st_, bt: autograd.batch_norm(xt, st_, bt, running_mean, running_var,
                                                  training=False)
     autograd.gradcheck(fn, [x, scale, bias])
+
+
+@given(shape=shapes.filter(lambda s: len(s) == 4), seed=st.integers(0, 2 ** 32 - 1),
+       training=st.booleans())
+def test_batch_norm_of_batch_last_images_keeps_the_layout(shape, seed, training):
+    """conv2d returns batch-last images (operations/layout.py): batch_norm runs on them as
+    they are and returns that layout, with dy in either layout (gradcheck's is C order)."""
+    rng = np.random.default_rng(seed)
+    x = from_batch_last(np.ascontiguousarray(rng.normal(1.0, 2.0, shape).transpose(1, 2, 3, 0)))
+    channels = shape[1]
+    scale, bias = rng.uniform(0.5, 2, channels), rng.uniform(-1, 1, channels)
+    running_mean, running_var = rng.uniform(-1, 1, channels), rng.uniform(0.5, 2, channels)
+    if training:
+        expected = reference_batch_norm(x, scale, bias, x.mean(axis=(0, 2, 3)),
+                                        x.var(axis=(0, 2, 3)), 1e-5)
+    else:
+        expected = reference_batch_norm(x, scale, bias, running_mean, running_var, 1e-5)
+    fn = lambda xt, st_, bt: autograd.batch_norm(xt, st_, bt, running_mean.copy(),
+                                                 running_var.copy(), training=training)
+    xt = Tensor(data=x, stores_grad=True)
+    y = fn(xt, Tensor(data=scale), Tensor(data=bias))
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-9, atol=1e-9)
+    assert is_batch_last(y.data)
+    autograd.gradcheck(fn, [xt, scale, bias])
 
 
 def test_batch_norm_follows_the_global_training_flag():

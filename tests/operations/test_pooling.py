@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
+from autograd.operations.layout import from_batch_last, is_batch_last
 
 
 def _out_size(size, kernel, stride, pad, ceil_mode):
@@ -103,6 +104,31 @@ def test_avg_pool_matches_loops_and_gradcheck(s):
     assert y32.dtype == np.float32
     grad = autograd.gradients(y32, np.ones(y32.shape, np.float32))[x32]
     assert grad.dtype == np.float32
+
+
+@more_examples
+@given(pool_settings())
+def test_batch_last_input_keeps_its_layout_and_matches_loops(s):
+    """Pooling keeps a batch-last x's layout (conv2d returns it: operations/layout.py), with dy
+    in either layout (gradcheck's is C order, the loop reference's is batch-last)."""
+    x = _distinct(s["shape"], s["seed"])
+    x = from_batch_last(np.ascontiguousarray(x.transpose(1, 2, 3, 0)))
+    pools = {"max": dict(kernel_size=s["kernel"], stride=s["stride"], padding=s["pad"],
+                         ceil_mode=s["ceil_mode"])}
+    pools["avg"] = dict(pools["max"], count_include_pad=s["count_include_pad"])
+    for mode, args in pools.items():
+        pool = autograd.max_pool2d if mode == "max" else autograd.avg_pool2d
+        expected, dy, dx = reference_pool(x, s["kernel"], s["stride"], s["pad"], s["ceil_mode"],
+                                          mode, s["count_include_pad"])
+        xt = Tensor(data=x, stores_grad=True)
+        y = pool(xt, **args)
+        assert is_batch_last(y.data)
+        np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-12, atol=1e-12)
+        if mode == "max":
+            dy = from_batch_last(np.ascontiguousarray(dy.transpose(1, 2, 3, 0)))
+            grad = autograd.gradients(y, dy)[xt]
+            np.testing.assert_array_equal(grad.to_numpy(), dx)
+        autograd.gradcheck(lambda t: pool(t, **args), [xt])
 
 
 def test_max_pool_ties_give_the_gradient_once_to_the_first_maximum():
