@@ -61,7 +61,9 @@ class Conv2d(Operation):
     def forward(self, x, W, b=None):
         self.winograd = winograd.applies(x, W, self.stride, self.dilation, self.groups,
                                          self.pads_h, self.pads_w)
-        y = self._forward_by_winograd(x, W) if self.winograd else self._forward_by_columns(x, W)
+        if not self.winograd:
+            return self._forward_by_columns(x, W, b)
+        y = self._forward_by_winograd(x, W)
         if b is not None:
             # split over the threads: one serial pass over the CNN's first output was 0.35 ms
             bias = get_array_module(y).broadcast_to(b.reshape(1, -1, 1, 1), y.shape)
@@ -75,17 +77,26 @@ class Conv2d(Operation):
         self.input_shape = x.shape
         return y
 
-    def _forward_by_columns(self, x, W):
+    def _forward_by_columns(self, x, W, b):
         xp = get_array_module(x)
         n, c, h, w = x.shape
         out_channels, group_channels, kh, kw = W.shape
+        groups = self.groups
         out_h = output_size(h, kh, self.stride[0], self.dilation[0], self.pads_h)
         out_w = output_size(w, kw, self.stride[1], self.dilation[1], self.pads_w)
         padded = _padded_batch_last(x, self.pads_h, self.pads_w)
-        cols = columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation, self.groups)
-        product = memory.empty(xp, (self.groups, out_channels // self.groups, cols.shape[2]),
-                               x.dtype)
-        xp.matmul(W.reshape(self.groups, out_channels // self.groups, -1), cols, out=product)
+        # The bias rides in the GEMM: a row of ones under each group's columns and b as an extra
+        # column of the weights, so y needs no pass of its own, and backward's dW GEMM gives db
+        # as its last column. K grows by one (288 -> 289 for the CNN's conv2: GEMM time level);
+        # the bias add and db's sum were two passes over y and dy, 0.5-0.9 ms of that step.
+        self.bias_column = b is not None
+        cols = columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation, groups,
+                       ones_row=self.bias_column)
+        weights = W.reshape(groups, out_channels // groups, -1)
+        if self.bias_column:
+            weights = xp.concatenate([weights, b.reshape(groups, -1, 1)], axis=2)
+        product = memory.empty(xp, (groups, out_channels // groups, cols.shape[2]), x.dtype)
+        xp.matmul(weights, cols, out=product)
         if self.recording:
             needs = self.needs_input_grad
             self.save_for_backward(cols if needs[1] else None, W if needs[0] else None)
@@ -107,23 +118,28 @@ class Conv2d(Operation):
             bias_sum = "ncl->c"
         else:
             dy_rows = batch_last(dy).reshape(self.groups, out_channels // self.groups, -1)
-            dx, dW = self._gradients_by_columns(xp, dy_rows, needs)
+            dx, dW, db = self._gradients_by_columns(xp, dy_rows, needs)
             dy_rows, bias_sum = dy_rows.reshape(out_channels, -1), "cl->c"
-        if len(needs) > 2 and needs[2]:
+        if len(needs) > 2 and needs[2] and db is None:
             # einsum sums each channel in one pass: 2-3x faster than sum over axes (0, 2, 3)
             db = xp.einsum(bias_sum, dy_rows)
         return (dx, dW) if len(needs) == 2 else (dx, dW, db)
 
     def _gradients_by_columns(self, xp, dy_rows, needs):
-        """dW and dx from ``dy_rows``, dy batch-last as (G, O/G, OH * OW * N): the columns'
-        layout, so dW is one GEMM per group with no copy."""
+        """dx, dW and db (None where not computed) from ``dy_rows``, dy batch-last as
+        (G, O/G, OH * OW * N): the columns' layout, so dW is one GEMM per group with no copy;
+        over the bias's row of ones it gives db too."""
         cols, W = self.saved
         out_channels, group_channels = self.weight_shape[:2]
-        dx = dW = None
+        dx = dW = db = None
         if needs[1]:
-            dW = xp.matmul(dy_rows, cols.transpose(0, 2, 1)).reshape(self.weight_shape)
+            dW = xp.matmul(dy_rows, cols.transpose(0, 2, 1))
+            if self.bias_column:
+                db = dW[:, :, -1].reshape(out_channels)
+                dW = dW[:, :, :-1]
+            dW = dW.reshape(self.weight_shape)
         if not needs[0]:
-            return dx, dW
+            return dx, dW, db
         # dx as a convolution of dy builds columns of dy (out_channels * kh * kw rows); col2im
         # builds dcols of x's size (in_channels * kh * kw rows) and adds them back: measured
         # (2 threads, fwd+bwd, with the earlier NCHW layouts), the convolution is 5-25% faster
@@ -132,8 +148,8 @@ class Conv2d(Operation):
         # against 11.8 ms; 32 -> 64 on 32x32: 22.4 against 24.7).
         if (out_channels <= group_channels * self.groups
                 and self._transposed_pads() is not None):
-            return self._input_gradient_by_convolution(xp, dy_rows, W), dW
-        return self._input_gradient_by_col2im(xp, dy_rows, W), dW
+            return self._input_gradient_by_convolution(xp, dy_rows, W), dW, db
+        return self._input_gradient_by_col2im(xp, dy_rows, W), dW, db
 
     def _transposed_pads(self):
         """With stride 1, dx is itself a convolution: dy padded by span - 1 - pad on each side,

@@ -9,6 +9,8 @@ padded input at row ``oh * stride + i * dilation`` and column ``ow * stride + j 
 >>> pair(3, "conv2d", "stride"), output_size(5, 3, 1, 1, (1, 1))
 ((3, 3), 5)
 """
+import math
+
 import numpy as np
 
 from ..device import get_array_module
@@ -116,16 +118,21 @@ def window_view(padded, kernel, out_size, stride, dilation):
     return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=strides)
 
 
-def columns(padded, kernel, out_size, stride, dilation, groups):
+def columns(padded, kernel, out_size, stride, dilation, groups, ones_row=False):
     """The im2col matrix of ``padded`` (N, C, Hp, Wp), shaped (groups, C/groups * kh * kw,
     OH * OW * N): row (c, i, j), column (oh, ow, n). The batch sits inside the columns so that a
     convolution is one large GEMM per group, and innermost, so that the copy (and col2im's adds)
-    run along OW * N contiguous elements of a batch-last ``padded`` rather than OW. One strided
-    copy into a reused buffer."""
+    run along OW * N contiguous elements of a batch-last ``padded`` rather than OW. With
+    ``ones_row`` each group has one more row, of ones (a bias as a column of the weights). One
+    strided copy into a reused buffer."""
     xp = get_array_module(padded)
     n, c = padded.shape[:2]
+    rows = c // groups * kernel[0] * kernel[1]
     windows = window_view(padded, kernel, out_size, stride, dilation)
-    cols = memory.empty(xp, (c, kernel[0], kernel[1]) + tuple(out_size) + (n,), padded.dtype)
-    threads.copy(cols, windows.transpose(1, 2, 3, 4, 5, 0))
-    return cols.reshape(groups, c // groups * kernel[0] * kernel[1], -1)
-
+    cols = memory.empty(xp, (groups, rows + ones_row, math.prod(out_size) * n), padded.dtype)
+    # splitting axes of a view is always a view: the copy writes straight into cols
+    shape = (groups, c // groups) + tuple(kernel) + tuple(out_size) + (n,)
+    threads.copy(cols[:, :rows].reshape(shape), windows.transpose(1, 2, 3, 4, 5, 0).reshape(shape))
+    if ones_row:
+        cols[:, rows] = 1
+    return cols

@@ -160,15 +160,34 @@ def test_large_convolutions_with_a_retained_graph_match_image_by_image():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("in_channels", [3, 16])     # per-image columns, batch columns
-def test_bias_of_an_output_split_over_threads_is_added_to_every_channel(in_channels):
-    rng = np.random.default_rng(in_channels)
-    x = Tensor(data=rng.standard_normal((4, in_channels, 64, 64)).astype(np.float32))
-    W = Tensor(data=rng.standard_normal((16, in_channels, 3, 3)).astype(np.float32))
-    b = Tensor(data=rng.standard_normal(16).astype(np.float32))
-    without = autograd.conv2d(x, W, padding=1).to_numpy()
-    with_bias = autograd.conv2d(x, W, b, padding=1).to_numpy()
-    np.testing.assert_array_equal(with_bias, without + b.to_numpy()[None, :, None, None])
+@pytest.mark.parametrize("channels", [3, 48])     # bias column in the GEMM, Winograd's add
+def test_bias_is_added_to_every_channel(channels):
+    rng = np.random.default_rng(channels)
+    x = Tensor(data=rng.standard_normal((4, channels, 32, 32)).astype(np.float32))
+    W = Tensor(data=rng.standard_normal((channels, channels, 3, 3)).astype(np.float32),
+               stores_grad=True)
+    b = Tensor(data=rng.standard_normal(channels).astype(np.float32))
+    without = autograd.conv2d(x, W, padding=1)
+    with_bias = autograd.conv2d(x, W, b, padding=1)
+    assert with_bias.creator.winograd == (channels == 48)
+    np.testing.assert_allclose(with_bias.to_numpy(),
+                               without.to_numpy() + b.to_numpy()[None, :, None, None],
+                               rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("weight_gradient", [True, False])   # db from dW's GEMM, or a sum
+def test_bias_gradient_is_dy_summed_per_channel(weight_gradient, groups):
+    rng = np.random.default_rng(7)
+    x = Tensor(data=rng.standard_normal((3, 4, 6, 5)), requires_grad=False)
+    W = Tensor(data=rng.standard_normal((6, 4 // groups, 3, 2)), requires_grad=weight_gradient,
+               stores_grad=weight_gradient)
+    b = Tensor(data=rng.standard_normal(6), stores_grad=True)
+    y = autograd.conv2d(x, W, b, padding=1, stride=(2, 1), groups=groups)
+    dy = rng.standard_normal(y.shape)
+    grads = autograd.gradients(y, dy)
+    np.testing.assert_allclose(grads[b].to_numpy(), dy.sum(axis=(0, 2, 3)), rtol=1e-12)
+    assert (W in grads) == weight_gradient
 
 
 def test_non_contiguous_input_and_numpy_int_arguments():
