@@ -94,7 +94,8 @@ class Conv2d(Operation):
                        ones_row=self.bias_column)
         weights = W.reshape(groups, out_channels // groups, -1)
         if self.bias_column:
-            weights = xp.concatenate([weights, b.reshape(groups, -1, 1)], axis=2)
+            bias = b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)
+            weights = xp.concatenate([weights, bias], axis=2)
         product = memory.empty(xp, (groups, out_channels // groups, cols.shape[2]), x.dtype)
         xp.matmul(weights, cols, out=product)
         if self.recording:

@@ -132,7 +132,8 @@ def columns(padded, kernel, out_size, stride, dilation, groups, ones_row=False):
     cols = memory.empty(xp, (groups, rows + ones_row, math.prod(out_size) * n), padded.dtype)
     # splitting axes of a view is always a view: the copy writes straight into cols
     shape = (groups, c // groups) + tuple(kernel) + tuple(out_size) + (n,)
-    threads.copy(cols[:, :rows].reshape(shape), windows.transpose(1, 2, 3, 4, 5, 0).reshape(shape))
+    source = windows.transpose(1, 2, 3, 4, 5, 0).reshape(shape)
+    threads.copy(cols[:, :rows].reshape(shape), source)
     if ones_row:
         cols[:, rows] = 1
     return cols

@@ -44,8 +44,8 @@ class BatchNorm(Operation):
         # layout.py): per-channel sums are einsum passes with no temporary array, and
         # per-channel factors are (1, C, length) rows (see _channel_rows). Channels are
         # independent, so the threads take a range of channels each.
-        self.batch_last = is_batch_last(x)
-        pixels = batch_last(x).reshape(1, channels, -1) if self.batch_last else x.reshape(
+        self.batch_last_images = is_batch_last(x)
+        pixels = batch_last(x).reshape(1, channels, -1) if self.batch_last_images else x.reshape(
             n, channels, -1)
         length = pixels.shape[2]
         training = self.training
@@ -74,7 +74,7 @@ class BatchNorm(Operation):
         if training:
             self._update_running(mean, var, count)
         self.save_for_backward(centered, invstd, scale)
-        return _images(y, x.shape, self.batch_last)
+        return _images(y, x.shape, self.batch_last_images)
 
     def _update_running(self, mean, var, count):
         if self.running_mean is None:
@@ -92,7 +92,7 @@ class BatchNorm(Operation):
         n, channels, length = centered.shape
         count = dy.size // channels
         training = self.training
-        dy_pixels = (batch_last(dy) if self.batch_last else dy).reshape(centered.shape)
+        dy_pixels = (batch_last(dy) if self.batch_last_images else dy).reshape(centered.shape)
         dbias, dscale = xp.empty(channels, dy.dtype), xp.empty(channels, dy.dtype)
         dx = memory.empty(xp, centered.shape, dy.dtype) if needs[0] else None
 
@@ -122,7 +122,7 @@ class BatchNorm(Operation):
 
         threads.parallel_for(channel_gradients, channels, dy)
         if dx is not None:
-            dx = _images(dx, dy.shape, self.batch_last)
+            dx = _images(dx, dy.shape, self.batch_last_images)
         return dx, (dscale if needs[1] else None), (dbias if needs[2] else None)
 
 

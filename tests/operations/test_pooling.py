@@ -122,7 +122,7 @@ def test_batch_last_input_keeps_its_layout_and_matches_loops(s):
                                           mode, s["count_include_pad"])
         xt = Tensor(data=x, stores_grad=True)
         y = pool(xt, **args)
-        assert is_batch_last(y.data)
+        assert is_batch_last(y.data) or x.flags.c_contiguous    # (N or C*H*W of 1: both)
         np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-12, atol=1e-12)
         if mode == "max":
             dy = from_batch_last(np.ascontiguousarray(dy.transpose(1, 2, 3, 0)))
