@@ -41,7 +41,7 @@ from .. import memory, threads
 from .base import Operation
 from . import winograd
 from .im2col import pair, output_size, same_pads, pad2d, offset_slice, columns
-from .layout import BATCH_LAST, batch_last, from_batch_last
+from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
 
 __all__ = ["conv2d"]
 
@@ -72,7 +72,8 @@ class Conv2d(Operation):
 
     def _forward_by_winograd(self, x, W):
         needs = self.needs_input_grad if self.recording else (False, False)
-        y, V, U = winograd.forward(x, W, self.pads_h, self.pads_w, needs)
+        y, V, U, self.batch_last_tiles = winograd.forward(x, W, self.pads_h, self.pads_w,
+                                                          needs)
         self.save_for_backward(V, U)
         self.input_shape = x.shape
         return y
@@ -114,16 +115,16 @@ class Conv2d(Operation):
         if self.winograd:
             V, U = self.saved
             dx, dW = winograd.backward(V, U, dy, self.input_shape, self.pads_h, self.pads_w,
-                                       needs)
-            dy_rows = dy.reshape(dy.shape[0], out_channels, -1)
-            bias_sum = "ncl->c"
+                                       needs, self.batch_last_tiles)
         else:
             dy_rows = batch_last(dy).reshape(self.groups, out_channels // self.groups, -1)
             dx, dW, db = self._gradients_by_columns(xp, dy_rows, needs)
-            dy_rows, bias_sum = dy_rows.reshape(out_channels, -1), "cl->c"
         if len(needs) > 2 and needs[2] and db is None:
             # einsum sums each channel in one pass: 2-3x faster than sum over axes (0, 2, 3)
-            db = xp.einsum(bias_sum, dy_rows)
+            if is_batch_last(dy):
+                db = xp.einsum("cl->c", batch_last(dy).reshape(out_channels, -1))
+            else:
+                db = xp.einsum("ncl->c", dy.reshape(dy.shape[0], out_channels, -1))
         return (dx, dW) if len(needs) == 2 else (dx, dW, db)
 
     def _gradients_by_columns(self, xp, dy_rows, needs):

@@ -10,24 +10,34 @@ kron(A^T, A^T) (16 x 36), so every pass over the data is a BLAS call or one stri
 
 Layouts: component t = 6 a + b (tile row a, column b); the tile index is (n, i, j), tile (i, j)
 covering padded rows 4 i .. 4 i + 5 and columns 4 j .. 4 j + 5. Inputs are read and outputs
-written through per-component strided views of the NCHW arrays, so padding, ragged edges
-(output sizes that are not multiples of 4) and the (N, C) -> (C, N) transposition cost no pass
-of their own. Large arrays come from autograd's reused host buffers (memory.py).
+written through per-component strided views of the (N, C, H, W) arrays, so padding, ragged
+edges (output sizes that are not multiples of 4) and the (N, C) -> (C, N) transposition cost no
+pass of their own. The tiles are stored in x's layout: with the batch innermost, (C, i, j, N),
+where x is batch-last (operations/layout.py: the output of a column-path convolution and of
+the ops after it), so that every strided view reads and writes runs of N contiguous elements,
+and y and dx are batch-last too; else (C, N, i, j), and y and dx NCHW. The GEMMs take the tiles
+in whichever order memory holds them. Measured on the ResNet block's two convolutions, fwd+bwd
+at 2 threads, with x and dy batch-last against NCHW (two alternating pairs): the gathers
+and scatters 15.0-16.4 against 29.2-32.0 ms, the whole block 98.7-108.5 against 112.3-119.1.
+Large arrays come from autograd's reused host buffers (memory.py).
 
 Accuracy: the transforms' constants (up to 8 and 1/24) cost float32 about 1e-5 of the output's
 scale, against ~1e-6 for im2col: the level of cuDNN's and oneDNN's Winograd kernels.
 
 >>> import numpy as np
 >>> x, W = np.ones((1, 1, 6, 6)), np.ones((1, 1, 3, 3))
->>> y, V, U = forward(x, W, (1, 1), (1, 1), (True, True))
+>>> y, V, U, _ = forward(x, W, (1, 1), (1, 1), (True, True))
 >>> y[0, 0, :3, :3]
 array([[4., 6., 6.],
        [6., 9., 9.],
        [6., 9., 9.]])
 """
+import math
+
 import numpy as np
 
 from .. import memory, threads
+from .layout import BATCH_LAST, is_batch_last
 
 __all__ = []     # internal: conv2d chooses this path (see conv.py)
 
@@ -85,32 +95,37 @@ def forward(x, W, pads_h, pads_w, needs):
     """y (N, O, OH, OW) = conv2d(x (N, C, H, W), W (O, C, 3, 3)) padded by ``pads_h``/``pads_w``
     (before, after). Returns y and what :func:`backward` needs for the gradients flagged in
     ``needs`` (x's, W's), else None: the transformed tiles V (36, C, tiles) for dW, the
-    transformed kernel U (36, O, C) for dx."""
+    transformed kernel U (36, O, C) for dx; and whether the tiles (hence y, and dx in
+    backward) are batch-last, which backward needs back."""
     n, c, h, w = x.shape
     out_channels = W.shape[0]
     out_h, out_w = h + sum(pads_h) - 2, w + sum(pads_w) - 2
     grid = (-(-out_h // 4), -(-out_w // 4))
     tiles_count = n * grid[0] * grid[1]
     input_matrix, kernel_matrix, output_matrix = _matrices(x.dtype)
+    batch_last_tiles = is_batch_last(x) and not x.flags.c_contiguous
 
-    tiles = memory.empty(np, (36, c, n) + grid, x.dtype)
+    tiles, tiles_matrix = _tile_array((36,), c, n, grid, x.dtype, batch_last_tiles)
     _gather_tiles(tiles, x, pads_h, pads_w)
     V = memory.empty(np, (36, c, tiles_count), x.dtype)
-    np.matmul(input_matrix, tiles.reshape(36, -1), out=V.reshape(36, -1))
-    del tiles
+    np.matmul(input_matrix, tiles_matrix, out=V.reshape(36, -1))
+    del tiles, tiles_matrix
     U = (kernel_matrix @ W.reshape(out_channels * c, 9).T).reshape(36, out_channels, c)
     products = memory.empty(np, (36, out_channels, tiles_count), x.dtype)
     np.matmul(U, V, out=products)
-    output_tiles = memory.empty(np, (4, 4, out_channels, n) + grid, x.dtype)
-    np.matmul(output_matrix, products.reshape(36, -1), out=output_tiles.reshape(16, -1))
+    output_tiles, output_tiles_matrix = _tile_array((4, 4), out_channels, n, grid, x.dtype,
+                                                    batch_last_tiles)
+    np.matmul(output_matrix, products.reshape(36, -1), out=output_tiles_matrix)
     del products
-    y = memory.empty(np, (n, out_channels, out_h, out_w), x.dtype)
+    y = memory.empty(np, (n, out_channels, out_h, out_w), x.dtype,
+                     BATCH_LAST if batch_last_tiles else None)
     _scatter_output(y, output_tiles)
-    return y, (V if needs[1] else None), (U if needs[0] else None)
+    return y, (V if needs[1] else None), (U if needs[0] else None), batch_last_tiles
 
 
-def backward(V, U, dy, input_shape, pads_h, pads_w, needs):
-    """(dx, dW) from dy (N, O, OH, OW), each None where ``needs`` says it is not wanted.
+def backward(V, U, dy, input_shape, pads_h, pads_w, needs, batch_last_tiles=False):
+    """(dx, dW) from dy (N, O, OH, OW), each None where ``needs`` says it is not wanted;
+    ``batch_last_tiles`` as :func:`forward` returned it.
     dM = kron(A, A) dY per tile; dW = kron(G^T, G^T) (dM[t] @ V[t]^T); dV[t] = U[t]^T @ dM[t],
     dtiles = kron(B, B) dV, and dx sums each input pixel over the (up to four) tiles that read
     it."""
@@ -120,11 +135,12 @@ def backward(V, U, dy, input_shape, pads_h, pads_w, needs):
     tiles_count = n * grid[0] * grid[1]
     input_matrix, kernel_matrix, output_matrix = _matrices(dy.dtype)
 
-    output_tiles = memory.empty(np, (4, 4, out_channels, n) + grid, dy.dtype)
+    output_tiles, output_tiles_matrix = _tile_array((4, 4), out_channels, n, grid, dy.dtype,
+                                                    batch_last_tiles)
     _gather_output_gradient(output_tiles, dy)
     dproducts = memory.empty(np, (36, out_channels, tiles_count), dy.dtype)
-    np.matmul(output_matrix.T, output_tiles.reshape(16, -1), out=dproducts.reshape(36, -1))
-    del output_tiles
+    np.matmul(output_matrix.T, output_tiles_matrix, out=dproducts.reshape(36, -1))
+    del output_tiles, output_tiles_matrix
     dx = dW = None
     if needs[1]:
         dU = np.matmul(dproducts, V.transpose(0, 2, 1))
@@ -134,12 +150,28 @@ def backward(V, U, dy, input_shape, pads_h, pads_w, needs):
         dV = memory.empty(np, (36, c, tiles_count), dy.dtype)
         np.matmul(U.transpose(0, 2, 1), dproducts, out=dV)
         del dproducts
-        dtiles = memory.empty(np, (6, 6, c, n) + grid, dy.dtype)
-        np.matmul(input_matrix.T, dV.reshape(36, -1), out=dtiles.reshape(36, -1))
+        dtiles, dtiles_matrix = _tile_array((6, 6), c, n, grid, dy.dtype, batch_last_tiles)
+        np.matmul(input_matrix.T, dV.reshape(36, -1), out=dtiles_matrix)
         del dV
-        dx = memory.empty(np, input_shape, dy.dtype)
-        _scatter_input_gradient(dx, dtiles, pads_h, pads_w)
+        dx = memory.empty(np, input_shape, dy.dtype, BATCH_LAST if batch_last_tiles else None)
+        # one tile to the right along the tiles' memory order: N elements on when the batch
+        # is innermost, else the next element
+        _scatter_input_gradient(dx, dtiles, dtiles_matrix.reshape(6, 6, -1),
+                                n if batch_last_tiles else 1, pads_h, pads_w)
     return dx, dW
+
+
+def _tile_array(leading, channels, n, grid, dtype, batch_last_tiles):
+    """An uninitialised tile array shaped ``leading + (channels, n) + grid`` (tile index (n, i,
+    j)), stored with the batch innermost where ``batch_last_tiles``; and its (prod(leading),
+    channels * tiles) matrix for the GEMMs, with the tiles in memory order."""
+    if not batch_last_tiles:
+        tiles = memory.empty(np, leading + (channels, n) + grid, dtype)
+        return tiles, tiles.reshape(math.prod(leading), -1)
+    stored = memory.empty(np, leading + (channels,) + grid + (n,), dtype)
+    k = len(leading) + 1                     # the batch axis, after leading and channels
+    view = stored.transpose(tuple(range(k)) + (k + 2, k, k + 1))
+    return view, stored.reshape(math.prod(leading), -1)
 
 
 def _tile_rows(offset, size, pad, count):
@@ -208,22 +240,25 @@ def _gather_output_gradient(output_tiles, dy):
     _for_each_component(16, 4, gather, output_tiles)
 
 
-def _scatter_input_gradient(dx, dtiles, pads_h, pads_w):
+def _scatter_input_gradient(dx, dtiles, flat, shift, pads_h, pads_w):
     """dx[n, c, r, s] = the sum of dtiles[a, b, c, n, i, j] over the tiles with 4 i + a = r + top
     and 4 j + b = s + left. Neighbouring tiles overlap by two rows (and columns): rows a = 4, 5
     of tile i are rows 0, 1 of tile i + 1. Those are added into tile i + 1 first, in place, so
     that every pixel then has exactly one owner: (a < 4) of its tile, or a = 4, 5 of the last
-    tile row; likewise for columns."""
+    tile row; likewise for columns. ``flat`` is dtiles as (6, 6, elements) in memory order, in
+    which the next tile to the right is ``shift`` elements on."""
     n, c, h, w = dx.shape
     grid = dtiles.shape[4:]
-    # Fold columns, then rows. A slice along j (the innermost axis) would add runs of
-    # grid[1] - 1 elements; over the flattened (c, n, i, j) axis it is one long contiguous add,
-    # whose stray terms (column 4, 5 of tile j = last, added to tile j = 0 of the next row) are
-    # set aside first: they are the last tile column's own pixels.
+    # Fold columns, then rows. A slice along j would add runs of grid[1] - 1 tiles; over the
+    # flattened axis it is one long contiguous add, whose stray terms (column 4, 5 of tile
+    # j = last, added to tile j = 0 of the next row) are set aside first: they are the last
+    # tile column's own pixels.
     last_columns = dtiles[:, 4:, :, :, :, -1].copy()
     dtiles[:, 4:, :, :, :, -1] = 0
-    flat = dtiles.reshape(6, 6, -1)
-    threads.elementwise(_add_shifted, flat[:, :2], flat[:, 4:])
+
+    def add_shifted(out, source):
+        out[..., shift:] += source[..., :-shift]
+    threads.elementwise(add_shifted, flat[:, :2], flat[:, 4:])
     dtiles[:2, :4, :, :, 1:] += dtiles[4:, :4, :, :, :-1]
     last_columns[:2, :, :, :, 1:] += last_columns[4:, :, :, :, :-1]
 
@@ -237,11 +272,6 @@ def _scatter_input_gradient(dx, dtiles, pads_h, pads_w):
         block = source[:, :, rows[0], column_tiles]
         dx[:, :, rows[1], columns[1]] = block.transpose(1, 0, 2, 3)
     _for_each_component(36, 6, scatter, dx)
-
-
-def _add_shifted(out, source):
-    # one tile to the right along the flattened (c, n, i, j) axis
-    out[..., 1:] += source[..., :-1]
 
 
 def _owned_rows(offset, size, pad, count):

@@ -51,3 +51,29 @@ def test_a_small_cnn_keeps_batch_last_images_and_passes_gradcheck():
     loss = autograd.sum(_small_cnn(*inputs, []))
     grads = dict(autograd.backward(loss))
     assert is_batch_last(grads[inputs[0]].data)         # dx of the first conv keeps x's layout
+
+
+def test_winograd_between_column_convolutions_keeps_batch_last_and_passes_gradcheck(
+        monkeypatch):
+    """A Winograd convolution (forced on small shapes) given batch-last x returns batch-last y,
+    and its db comes from a batch-last dy."""
+    from autograd.operations import winograd
+    monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
+    monkeypatch.setattr(winograd, "MIN_TILES", 1)
+    rng = np.random.default_rng(1)
+    arrays = [rng.uniform(-1, 1, shape) for shape in
+              [(2, 2, 7, 6), (3, 2, 1, 1), (3, 3, 3, 3), (3,), (2, 3, 2, 2)]]
+    inputs = [Tensor(data=a, stores_grad=True) for a in arrays]
+
+    def network(x, W1, W2, b2, W3, layouts=None):
+        h = autograd.relu(autograd.conv2d(x, W1))                 # 1x1: the column path
+        middle = autograd.conv2d(h, W2, b2, padding=1)
+        if layouts is not None:       # (gradcheck's finite differences record no graph)
+            layouts += [is_batch_last(h.data), middle.creator.winograd,
+                        is_batch_last(middle.data)]
+        return autograd.conv2d(autograd.relu(middle), W3, stride=2)
+
+    layouts = []
+    network(*inputs, layouts)
+    assert layouts == [True, True, True]
+    autograd.gradcheck(network, inputs)

@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 import autograd
 from autograd import Tensor
 from autograd.operations import winograd
+from autograd.operations.layout import from_batch_last, is_batch_last
 from tests.operations.test_conv import reference_conv2d
 
 
@@ -44,21 +45,34 @@ def winograd_settings(draw):
     w = draw(st.integers(max(1, 3 - sum(pads_w)), 13))
     return dict(x_shape=(draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w),
                 out_channels=draw(st.integers(1, 3)), pads_h=pads_h, pads_w=pads_w,
-                seed=draw(st.integers(0, 2 ** 32 - 1)))
+                seed=draw(st.integers(0, 2 ** 32 - 1)),
+                x_batch_last=draw(st.booleans()), dy_batch_last=draw(st.booleans()))
+
+
+def stored_as(array, batch_last_layout):
+    """``array`` (N, C, H, W) as it is, or the same values stored batch-last (layout.py)."""
+    if not batch_last_layout:
+        return array
+    return from_batch_last(np.ascontiguousarray(array.transpose(1, 2, 3, 0)))
 
 
 @settings(max_examples=max(40, settings.default.max_examples))
 @given(winograd_settings())
 def test_forward_and_gradients_match_direct_sums_with_any_padding(s):
+    """In either layout of x (which y and dx keep) and of dy."""
     rng = np.random.default_rng(s["seed"])
-    x = rng.uniform(-1, 1, s["x_shape"])
+    x = stored_as(rng.uniform(-1, 1, s["x_shape"]), s["x_batch_last"])
     W = rng.uniform(-1, 1, (s["out_channels"], s["x_shape"][1], 3, 3))
     expected = reference_conv2d(x, W, None, (1, 1), s["pads_h"], s["pads_w"], (1, 1), 1)
-    y, V, U = winograd.forward(x, W, s["pads_h"], s["pads_w"], (True, True))
+    y, V, U, batch_last_tiles = winograd.forward(x, W, s["pads_h"], s["pads_w"], (True, True))
+    assert batch_last_tiles == (s["x_batch_last"] and not x.flags.c_contiguous)
     np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)
 
-    dy = rng.uniform(-1, 1, y.shape)
-    dx, dW = winograd.backward(V, U, dy, x.shape, s["pads_h"], s["pads_w"], (True, True))
+    dy = stored_as(rng.uniform(-1, 1, y.shape), s["dy_batch_last"])
+    dx, dW = winograd.backward(V, U, dy, x.shape, s["pads_h"], s["pads_w"], (True, True),
+                               batch_last_tiles)
+    if not x.flags.c_contiguous:        # else x is both layouts (N or C * H * W of 1)
+        assert is_batch_last(y) and is_batch_last(dx)
     expected_dx, expected_dW = reference_gradients(x, W, dy, s["pads_h"], s["pads_w"])
     np.testing.assert_allclose(dx, expected_dx, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(dW, expected_dW, rtol=1e-10, atol=1e-12)
@@ -71,7 +85,7 @@ def test_conv2d_through_winograd_passes_gradcheck(s, bias):
         patch.setattr(winograd, "MIN_CHANNELS", 1)
         patch.setattr(winograd, "MIN_TILES", 1)
         rng = np.random.default_rng(s["seed"])
-        x = rng.uniform(-1, 1, s["x_shape"])
+        x = stored_as(rng.uniform(-1, 1, s["x_shape"]), s["x_batch_last"])
         W = rng.uniform(-1, 1, (s["out_channels"], s["x_shape"][1], 3, 3))
         inputs = [x, W] + ([rng.uniform(-1, 1, s["out_channels"])] if bias else [])
         # conv2d pads symmetrically: the larger pad of each axis keeps the kernel inside
@@ -86,7 +100,7 @@ def test_float32_error_stays_within_a_few_ulps_of_the_output_scale():
     x = rng.standard_normal((4, 64, 17, 20))
     W = rng.standard_normal((64, 64, 3, 3)) * 0.05
     dy = rng.standard_normal((4, 64, 17, 20))
-    y, V, U = winograd.forward(x.astype(np.float32), W.astype(np.float32), (1, 1), (1, 1),
+    y, V, U, _ = winograd.forward(x.astype(np.float32), W.astype(np.float32), (1, 1), (1, 1),
                                (True, True))
     dx, dW = winograd.backward(V, U, dy.astype(np.float32), x.shape, (1, 1), (1, 1),
                                (True, True))
