@@ -3,11 +3,12 @@ stored batch-last, as a view of a C-contiguous (C, H, W, N) array.
 
 conv2d's column path computes batch-last: its im2col copies and col2im adds then run along
 OW * N contiguous elements rather than OW, and its GEMM writes that layout directly, so it returns
-it. ReLU (and every op through ``threads.elementwise``), max pooling and BatchNorm keep the layout
-of their input, so a conv-relu-pool chain never transposes; an op that needs another layout
-(a reshape to (N, features), say) copies, as NumPy does for any strided array. Measured on the
-example CNN's step at 2 threads, against NCHW outputs with a transposing copy at each
-convolution: 20.3-24.4 against 22.4-27.6 ms (three alternating pairs).
+it. ReLU (and every op through ``threads.elementwise``), max and average pooling, BatchNorm and
+the Winograd convolution keep the layout of their input, so a conv-relu-pool chain never
+transposes; an op that needs another layout (a reshape to (N, features), say) copies, as NumPy
+does for any strided array, and NumPy's own ufuncs give results in their inputs' layout.
+Measured on the example CNN's step at 2 threads, against NCHW outputs with a transposing copy at
+each convolution: 20.3-24.4 against 22.4-27.6 ms (three alternating pairs).
 
 >>> import numpy as np
 >>> x = from_batch_last(np.zeros((3, 4, 5, 2), np.float32))
