@@ -91,7 +91,7 @@ def empty(xp, shape, dtype, axis_order=None):
     a living array, or a view of it, still uses)."""
     if axis_order is not None and list(axis_order) != list(range(len(shape))):
         stored = empty(xp, tuple(shape[axis] for axis in axis_order), dtype)
-        return stored.transpose(_inverse(axis_order))
+        return stored.transpose(np.argsort(axis_order))     # the inverse permutation
     dtype = np.dtype(dtype)
     nbytes = dtype.itemsize * math.prod(shape)
     if xp is not np or nbytes < MIN_BYTES or dtype.hasobject:
@@ -139,13 +139,6 @@ def axis_order(array):
     order = tuple(axis if array.shape[axis] == 1 else next(long_axes)
                   for axis in range(array.ndim))
     return order if array.transpose(order).flags.c_contiguous else None
-
-
-def _inverse(permutation):
-    inverse = [0] * len(permutation)
-    for position, axis in enumerate(permutation):
-        inverse[axis] = position
-    return tuple(inverse)
 
 
 def empty_cache():

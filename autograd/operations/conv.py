@@ -90,11 +90,10 @@ class Conv2d(Operation):
         # column of the weights, so y needs no pass of its own, and backward's dW GEMM gives db
         # as its last column. K grows by one (288 -> 289 for the CNN's conv2: GEMM time level);
         # the bias add and db's sum were two passes over y and dy, 0.5-0.9 ms of that step.
-        self.bias_column = b is not None
         cols = columns(padded, (kh, kw), (out_h, out_w), self.stride, self.dilation, groups,
-                       ones_row=self.bias_column)
+                       ones_row=b is not None)
         weights = W.reshape(groups, out_channels // groups, -1)
-        if self.bias_column:
+        if b is not None:
             bias = b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)
             weights = xp.concatenate([weights, bias], axis=2)
         product = memory.empty(xp, (groups, out_channels // groups, cols.shape[2]), x.dtype)
@@ -136,7 +135,7 @@ class Conv2d(Operation):
         dx = dW = db = None
         if needs[1]:
             dW = xp.matmul(dy_rows, cols.transpose(0, 2, 1))
-            if self.bias_column:
+            if len(needs) > 2:             # b rode in the GEMM: its column is db
                 db = dW[:, :, -1].reshape(out_channels)
                 dW = dW[:, :, :-1]
             dW = dW.reshape(self.weight_shape)

@@ -15,7 +15,7 @@ each convolution: 20.3-24.4 against 22.4-27.6 ms (three alternating pairs).
 >>> x.shape, is_batch_last(x), batch_last(x).shape
 ((2, 3, 4, 5), True, (3, 4, 5, 2))
 """
-from .. import threads
+from .. import memory, threads
 
 __all__ = []     # internal helpers, not part of the public API
 
@@ -26,6 +26,15 @@ def is_batch_last(x):
     """Whether (N, C, H, W) ``x`` is a view of a C-contiguous (C, H, W, N) array (where N or
     C * H * W is 1, it is C order as well)."""
     return x.ndim == 4 and x.transpose(BATCH_LAST).flags.c_contiguous
+
+
+def image_axis_order(x):
+    """``memory.axis_order`` of (N, C, H, W) images, where a batch-last ``x`` counts as
+    ``BATCH_LAST`` even when axes of length 1 make other orders fit too (an (N, C, 1, 1) x, whose
+    padding or pooling must still come out batch-last); None where x is not dense."""
+    if is_batch_last(x) and not x.flags.c_contiguous:
+        return BATCH_LAST
+    return memory.axis_order(x)
 
 
 def batch_last(x):

@@ -21,7 +21,10 @@ import numpy as np
 from ..device import get_array_module
 from .. import memory, threads
 from .base import Operation
-from .im2col import pair, output_size, pad2d, unpad2d, offset_slice, same_pads
+from .im2col import (pair, output_size, pad2d, unpad2d, offset_slice, same_pads,
+                     split_image_axis)
+from .layout import image_axis_order
+from .utils import axis_slice
 
 __all__ = ["max_pool2d", "avg_pool2d", "global_avg_pool2d", "globalaveragepool"]
 
@@ -77,13 +80,13 @@ class MaxPool2d(_Pool2d):
         # y and the winners keep x's layout (a batch-last x from conv2d: every strided read of
         # an offset then runs along the batch, contiguous); the threads split the outermost of
         # the batch and channel axes.
-        order = memory.axis_order(padded) or (0, 1, 2, 3)
+        order = image_axis_order(padded) or (0, 1, 2, 3)
         y = memory.empty(xp, x.shape[:2] + self.out_size, x.dtype, order)
         winner = memory.empty(xp, y.shape, np.uint8 if len(offsets) < 256 else np.int32, order)
-        axis = _outer_axis(order)
+        axis = split_image_axis(padded.shape, order)
 
         def pool_block(start, stop):            # images or channels [start, stop)
-            block = (slice(None),) * axis + (slice(start, stop),)
+            block = axis_slice(axis, start, stop)
             inputs, y_part, winner_part = padded[block], y[block], winner[block]
             y_part[...] = inputs[offsets[0]]
             winner_part.fill(0)
@@ -111,17 +114,17 @@ class MaxPool2d(_Pool2d):
         disjoint = self.stride[0] >= kh and self.stride[1] >= kw
         tiled = disjoint and self.stride == self.kernel and self.padded_shape[2:] == (
             self.out_size[0] * kh, self.out_size[1] * kw)
-        order = memory.axis_order(winner) or (0, 1, 2, 3)
-        if memory.axis_order(dy) != order:
+        order = image_axis_order(winner) or (0, 1, 2, 3)
+        if image_axis_order(dy) != order:
             # one copy into the winners' layout, rather than every pass below mixing two
             dy = threads.copy(memory.empty(xp, dy.shape, dy.dtype, order), dy)
         # Windows that tile the input exactly write every element once: no zeroing needed.
         dpadded = memory.empty(xp, self.padded_shape, dy.dtype, order)
         offsets = self.offset_slices()
-        axis = _outer_axis(order)
+        axis = split_image_axis(dpadded.shape, order)
 
         def route_block(start, stop):           # images or channels [start, stop)
-            block = (slice(None),) * axis + (slice(start, stop),)
+            block = axis_slice(axis, start, stop)
             dy_part, winner_part, dpadded_part = dy[block], winner[block], dpadded[block]
             if not tiled:
                 dpadded_part.fill(0)
@@ -142,11 +145,6 @@ def _zeros(xp, shape, dtype, axis_order):
     return zeros
 
 
-def _outer_axis(order):
-    """The batch or channel axis, whichever lies outermost in memory under ``order``."""
-    return next(axis for axis in order if axis < 2)
-
-
 class AvgPool2d(_Pool2d):
     """y[n, c, oh, ow] = sum of the window of xpad (zero padded) at (oh, ow) / divisor[oh, ow];
     x (N, C, H, W), y (N, C, OH, OW).   dx = dy / divisor spread over each window"""
@@ -164,7 +162,7 @@ class AvgPool2d(_Pool2d):
             self.divisor = xp.asarray(self.divisor, dtype=y.dtype)
         y /= self.divisor
         self.padded_shape = padded.shape
-        self.order = memory.axis_order(padded)
+        self.order = image_axis_order(padded)
         return y
 
     def backward(self, dy):

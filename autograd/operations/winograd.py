@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from .. import memory, threads
-from .layout import BATCH_LAST, is_batch_last
+from .layout import BATCH_LAST, image_axis_order
 
 __all__ = []     # internal: conv2d chooses this path (see conv.py)
 
@@ -103,7 +103,7 @@ def forward(x, W, pads_h, pads_w, needs):
     grid = (-(-out_h // 4), -(-out_w // 4))
     tiles_count = n * grid[0] * grid[1]
     input_matrix, kernel_matrix, output_matrix = _matrices(x.dtype)
-    batch_last_tiles = is_batch_last(x) and not x.flags.c_contiguous
+    batch_last_tiles = image_axis_order(x) == BATCH_LAST
 
     tiles, tiles_matrix = _tile_array((36,), c, n, grid, x.dtype, batch_last_tiles)
     _gather_tiles(tiles, x, pads_h, pads_w)

@@ -5,7 +5,8 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.operations.layout import from_batch_last, is_batch_last
+from autograd.operations.layout import is_batch_last
+from tests.layouts import stored_batch_last
 
 
 def reference_conv2d(x, W, b, stride, pads_h, pads_w, dilation, groups):
@@ -101,7 +102,7 @@ def test_batch_last_input_matches_direct_loops_and_gradcheck(s):
     """conv2d computes batch-last and returns that layout (operations/layout.py); it takes it
     as input too, with dy in either layout (gradcheck's dy is C order)."""
     x, W, b = _arrays(s)
-    x = from_batch_last(np.ascontiguousarray(x.transpose(1, 2, 3, 0)))
+    x = stored_batch_last(x)
     ph, pw = s["padding"]
     expected = reference_conv2d(x, W, b, s["stride"], (ph, ph), (pw, pw), s["dilation"],
                                 s["groups"])

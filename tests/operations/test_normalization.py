@@ -5,7 +5,8 @@ from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.operations.layout import from_batch_last, is_batch_last
+from autograd.operations.layout import is_batch_last
+from tests.layouts import stored_batch_last
 
 
 def reference_batch_norm(x, scale, bias, mean, var, eps):
@@ -81,7 +82,7 @@ def test_batch_norm_of_batch_last_images_keeps_the_layout(shape, seed, training)
     """conv2d returns batch-last images (operations/layout.py): batch_norm runs on them as
     they are and returns that layout, with dy in either layout (gradcheck's is C order)."""
     rng = np.random.default_rng(seed)
-    x = from_batch_last(np.ascontiguousarray(rng.normal(1.0, 2.0, shape).transpose(1, 2, 3, 0)))
+    x = stored_batch_last(rng.normal(1.0, 2.0, shape))
     channels = shape[1]
     scale, bias = rng.uniform(0.5, 2, channels), rng.uniform(-1, 1, channels)
     running_mean, running_var = rng.uniform(-1, 1, channels), rng.uniform(0.5, 2, channels)

@@ -5,7 +5,8 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.operations.layout import from_batch_last, is_batch_last
+from autograd.operations.layout import is_batch_last
+from tests.layouts import stored_batch_last
 
 
 def _out_size(size, kernel, stride, pad, ceil_mode):
@@ -111,8 +112,7 @@ def test_avg_pool_matches_loops_and_gradcheck(s):
 def test_batch_last_input_keeps_its_layout_and_matches_loops(s):
     """Pooling keeps a batch-last x's layout (conv2d returns it: operations/layout.py), with dy
     in either layout (gradcheck's is C order, the loop reference's is batch-last)."""
-    x = _distinct(s["shape"], s["seed"])
-    x = from_batch_last(np.ascontiguousarray(x.transpose(1, 2, 3, 0)))
+    x = stored_batch_last(_distinct(s["shape"], s["seed"]))
     pools = {"max": dict(kernel_size=s["kernel"], stride=s["stride"], padding=s["pad"],
                          ceil_mode=s["ceil_mode"])}
     pools["avg"] = dict(pools["max"], count_include_pad=s["count_include_pad"])
@@ -125,7 +125,7 @@ def test_batch_last_input_keeps_its_layout_and_matches_loops(s):
         assert is_batch_last(y.data) or x.flags.c_contiguous    # (N or C*H*W of 1: both)
         np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-12, atol=1e-12)
         if mode == "max":
-            dy = from_batch_last(np.ascontiguousarray(dy.transpose(1, 2, 3, 0)))
+            dy = stored_batch_last(dy)
             grad = autograd.gradients(y, dy)[xt]
             np.testing.assert_array_equal(grad.to_numpy(), dx)
         autograd.gradcheck(lambda t: pool(t, **args), [xt])

@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 import autograd
 from autograd import Tensor
 from autograd.operations import winograd
-from autograd.operations.layout import from_batch_last, is_batch_last
+from autograd.operations.layout import is_batch_last
+from tests.layouts import stored_batch_last
 from tests.operations.test_conv import reference_conv2d
 
 
@@ -51,9 +52,7 @@ def winograd_settings(draw):
 
 def stored_as(array, batch_last_layout):
     """``array`` (N, C, H, W) as it is, or the same values stored batch-last (layout.py)."""
-    if not batch_last_layout:
-        return array
-    return from_batch_last(np.ascontiguousarray(array.transpose(1, 2, 3, 0)))
+    return stored_batch_last(array) if batch_last_layout else array
 
 
 @settings(max_examples=max(40, settings.default.max_examples))
