@@ -7,25 +7,17 @@
 >>> [(p is w, g.to_numpy().ravel().tolist()) for p, g in autograd.backward(loss)]
 [(True, [6.0, 12.0])]
 """
-import os as _os
 import sys as _sys
 import types as _types
-
-if "numpy" not in _sys.modules:
-    # After each GEMM, OpenBLAS's idle workers spin for about 0.1 s (2^28 cycles) and take the
-    # cores that autograd's own threads need for the copies around it (see threads.py): a CNN
-    # step at 2 threads measured 42 ms with the spin, 29 ms without. OpenBLAS reads this once,
-    # when NumPy loads it, so it only helps when autograd is imported first; a value the user
-    # set wins.
-    _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 from . import device
 from .device import manual_seed
 from .tensor import Tensor
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
 from .operations.base import Operation
-from .threads import set_num_threads, get_num_threads
-from .memory import empty_cache
+from . import runtime
+from .runtime import set_num_threads, get_num_threads, empty_cache
+from .geometry import ConvGeometry
 
 Operator = Operation      # SINGA 3+ names the base class Operator
 from .operations.elementwise import *        # noqa: F401,F403  (each module's __all__)

@@ -1,12 +1,9 @@
 """Argument checks the layers share; each error names the layer, the argument and the value."""
 import numpy as np
 
-from ..operations.im2col import pair
+from ..geometry import PAD_MODES, pair, pad_mode_argument
 
 __all__ = ["PAD_MODES", "positive_int", "positive_pair", "pad_mode_argument", "conv_padding"]
-
-PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")      # SINGA's / ONNX's auto_pad
-
 
 def positive_int(value, what, layer):
     """``value`` as an int >= 1, else a ValueError naming ``layer`` and ``what``."""
@@ -21,14 +18,6 @@ def positive_pair(value, what, layer):
     if min(result) < 1:
         raise ValueError(f"{layer}: {what} must be positive, got {value!r}")
     return result
-
-
-def pad_mode_argument(pad_mode, layer):
-    """SINGA's ``pad_mode`` upper-cased, else a ValueError listing :data:`PAD_MODES`."""
-    mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
-    if mode not in PAD_MODES:
-        raise ValueError(f"{layer}: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
-    return mode
 
 
 def conv_padding(padding, layer, forms="an int, a pair", numbers=None):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..operations import conv as conv_ops
 from ..operations import pooling as pooling_ops
-from ..operations.im2col import output_size, pair, same_pads
+from ..geometry import output_size, pair, same_pads
 from ..tensor import Tensor
 from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair
 from .base import Layer, shape_text

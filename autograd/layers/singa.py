@@ -14,7 +14,7 @@ from ..operations import linalg
 from ..operations import pooling as pooling_ops
 from ..operations import padding as padding_ops
 from ..operations import shape as shape_ops
-from ..operations.im2col import output_size, pair, same_pads
+from ..geometry import output_size, pair, same_pads
 from ..tensor import Tensor
 from .activation import Softmax
 from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair

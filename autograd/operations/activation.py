@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..device import get_array_module
-from .. import memory, threads
+from ..backend import kernels_for
 from .base import Operation
 from .utils import unbroadcast, as_tensor_like, check_tensor
 from . import special
@@ -63,39 +63,13 @@ class ReLU(Operation):
     """y = max(x, 0), elementwise.   dx = dy where y > 0, else 0"""
 
     def forward(self, x):
-        y = threads.elementwise(_relu, memory.empty_like(x), x)
+        y = kernels_for(x).relu(x)
         self.save_for_backward(y)
         return y
 
     def backward(self, dy):
         (y,) = self.saved
-        return threads.elementwise(_relu_gradient, memory.empty_like(dy), dy, y)
-
-
-# NumPy's maximum has SIMD loops for two strided operands but none for a scalar one: against a
-# zero row broadcast over rows of x it runs twice as fast (1.6M float32 on one core: 0.39 against
-# 0.78 ms; ReLU's forward in the CNN step 0.70 against 0.90 ms).
-_ZERO_ROW_LENGTH = 512
-_zero_rows = {}
-
-
-def _relu(out, x):
-    xp = get_array_module(x)
-    if (x.size >= _ZERO_ROW_LENGTH and xp is np and x.flags.c_contiguous
-            and out.flags.c_contiguous):
-        zeros = _zero_rows.get(x.dtype)
-        if zeros is None:
-            zeros = _zero_rows.setdefault(x.dtype, np.zeros(_ZERO_ROW_LENGTH, x.dtype))
-        whole = x.size - x.size % _ZERO_ROW_LENGTH
-        flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-        np.maximum(flat_x[:whole].reshape(-1, _ZERO_ROW_LENGTH), zeros,
-                   out=flat_out[:whole].reshape(-1, _ZERO_ROW_LENGTH))
-        x, out = flat_x[whole:], flat_out[whole:]
-    xp.maximum(x, 0, out=out)
-
-
-def _relu_gradient(out, dy, y):
-    get_array_module(dy).multiply(dy, y > 0, out=out)
+        return kernels_for(dy).relu_backward(dy, y)
 
 
 def tanh(x):

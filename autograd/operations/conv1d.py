@@ -18,13 +18,10 @@ import numpy as np
 
 from . import conv as conv_ops
 from . import pooling as pooling_ops
-from .im2col import output_size, same_pads
+from ..geometry import output_size, pad_mode_argument, same_pads
 from .shape import reshape
 
 __all__ = ["conv1d", "max_pool1d", "avg_pool1d"]
-
-_PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-
 
 def _single(value, op, name):
     """``value`` (an int or a 1-element sequence of one, as PyTorch accepts) as an int."""
@@ -49,9 +46,7 @@ def _check_sequence(x, op, channels="C"):
 
 def _conv_pads(padding, pad_mode, length, kernel, stride, dilation):
     """(before, after) padding of the sequence, and the ``padding`` to hand to conv2d."""
-    mode = pad_mode.upper() if isinstance(pad_mode, str) else pad_mode
-    if mode not in _PAD_MODES:
-        raise ValueError(f"conv1d: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
+    mode = pad_mode_argument(pad_mode, "conv1d")
     if isinstance(padding, str):
         if padding.lower() not in ("same", "valid"):
             raise ValueError(f"conv1d: padding must be an int, 'same' or 'valid', got "

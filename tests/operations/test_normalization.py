@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.operations.layout import is_batch_last
+from autograd.backend.layout import is_batch_last
 from tests.layouts import stored_batch_last
 
 

@@ -23,8 +23,8 @@ import threading
 
 import numpy as np
 
-from .device import get_array_module
-from . import memory
+from ..device import get_array_module
+from . import buffer_cache
 
 __all__ = ["set_num_threads", "get_num_threads"]
 
@@ -87,8 +87,16 @@ def _forget_team_after_fork():
     _team_lock, _team = threading.Lock(), None
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_team_after_fork)
+_fork_hook_registered = False
+
+
+def _register_fork_hook():
+    """Registered when the first team starts, not at import: a process that never splits a
+    pass gets no hook of ours."""
+    global _fork_hook_registered
+    if not _fork_hook_registered and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_forget_team_after_fork)
+        _fork_hook_registered = True
 
 
 def parallel_for(function, length, array):
@@ -184,6 +192,7 @@ def _get_team():
     global _team
     with _team_lock:
         if _team is None:
+            _register_fork_hook()
             _team = _Team(_num_threads - 1)
         return _team
 
@@ -216,7 +225,7 @@ def ascontiguousarray(array):
         return get_array_module(array).ascontiguousarray(array)
     if array.flags.c_contiguous:
         return array
-    result = memory.empty(np, array.shape, array.dtype)
+    result = buffer_cache.empty(np, array.shape, array.dtype)
     copy(result, array)
     return result
 
@@ -231,7 +240,7 @@ def elementwise(function, out, *arrays):
     array([0., 0., 0., 0., 1., 2.])
     """
     if type(out) is np.ndarray and not out.flags.c_contiguous:
-        order = memory.axis_order(out)
+        order = buffer_cache.axis_order(out)
         if order is not None:
             # Work on the arrays in out's memory order: each chunk is then one dense block (a
             # batch-last image array chunked along its logical first axis, the batch, would be

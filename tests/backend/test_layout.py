@@ -4,7 +4,7 @@ import numpy as np
 
 import autograd
 from autograd import Tensor
-from autograd.operations.layout import batch_last, from_batch_last, is_batch_last
+from autograd.backend.layout import batch_last, from_batch_last, is_batch_last
 from tests.layouts import stored_batch_last
 
 
@@ -58,7 +58,7 @@ def test_winograd_between_column_convolutions_keeps_batch_last_and_passes_gradch
         monkeypatch):
     """A Winograd convolution (forced on small shapes) given batch-last x returns batch-last y,
     and its db comes from a batch-last dy."""
-    from autograd.operations import winograd
+    from autograd.backend import winograd
     monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
     monkeypatch.setattr(winograd, "MIN_TILES", 1)
     rng = np.random.default_rng(1)
@@ -70,7 +70,7 @@ def test_winograd_between_column_convolutions_keeps_batch_last_and_passes_gradch
         h = autograd.relu(autograd.conv2d(x, W1))                 # 1x1: the column path
         middle = autograd.conv2d(h, W2, b2, padding=1)
         if layouts is not None:       # (gradcheck's finite differences record no graph)
-            layouts += [is_batch_last(h.data), middle.creator.winograd,
+            layouts += [is_batch_last(h.data), middle.creator.saved[0].winograd,
                         is_batch_last(middle.data)]
         return autograd.conv2d(autograd.relu(middle), W3, stride=2)
 

@@ -1,67 +1,24 @@
-"""Window helpers shared by convolution and pooling: argument normalisation, padding, output
-sizes, the strided views that turn sliding windows into array axes without copying, and the
-column matrices built from them (in reused buffers: see ``autograd/memory.py``).
+"""Window helpers shared by the convolution and pooling kernels: padding, the strided views that
+turn sliding windows into array axes without copying, and the column matrices built from them
+(in reused buffers: see ``buffer_cache.py``). The geometry itself (output sizes, pads) is
+``autograd.geometry``.
 
 Shapes follow NCHW. A window at output position (oh, ow) and kernel offset (i, j) reads the
 padded input at row ``oh * stride + i * dilation`` and column ``ow * stride + j * dilation``;
 :func:`offset_slice` gives, for one kernel offset, the slice that covers every output position.
 
->>> pair(3, "conv2d", "stride"), output_size(5, 3, 1, 1, (1, 1))
-((3, 3), 5)
+>>> import numpy as np
+>>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+>>> columns(x, (2, 2), (3, 3), (1, 1), (1, 1), 1).shape     # (groups, C * kh * kw, OH * OW * N)
+(1, 4, 9)
 """
 import math
 
-import numpy as np
-
 from ..device import get_array_module
-from .. import memory, threads
-from .layout import image_axis_order
-from .utils import axis_slice
+from . import buffer_cache, threads
+from .layout import image_axis_order, axis_slice
 
 __all__ = []     # internal helpers, not part of the public API
-
-
-def pair(value, op, name):
-    """``value`` (an int or a pair of ints) as a tuple (height, width) of ints."""
-    if isinstance(value, (int, np.integer)):
-        return int(value), int(value)
-    try:
-        first, second = value
-        return _integer(first, op, name), _integer(second, op, name)
-    except (TypeError, ValueError):
-        raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}") from None
-
-
-def _integer(value, op, name):
-    if not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
-    return int(value)
-
-
-def output_size(size, kernel, stride, dilation, pads, ceil_mode=False):
-    """Number of window positions along one axis of ``size`` padded by ``pads`` (before, after).
-
-    With ``ceil_mode`` a last partial window is kept when it starts inside the input or the
-    leading padding (PyTorch's rule), so no window lies entirely in the trailing overhang."""
-    span = dilation * (kernel - 1) + 1
-    room = size + pads[0] + pads[1] - span
-    if room < 0:
-        return 0
-    if not ceil_mode:
-        return room // stride + 1
-    count = -(-room // stride) + 1
-    if (count - 1) * stride >= size + pads[0]:
-        count -= 1
-    return count
-
-
-def same_pads(size, kernel, stride, dilation, lower=False):
-    """(before, after) padding that gives ``ceil(size / stride)`` outputs, as ONNX's SAME_UPPER
-    (the odd extra pixel after) or SAME_LOWER (before)."""
-    out = -(-size // stride)
-    total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
-    small, large = total // 2, total - total // 2
-    return (large, small) if lower else (small, large)
 
 
 def pad2d(x, pads_h, pads_w, value=0.0, axis_order=None):
@@ -74,7 +31,7 @@ def pad2d(x, pads_h, pads_w, value=0.0, axis_order=None):
     n, c, h, w = x.shape
     top, left = pads_h[0], pads_w[0]
     order = axis_order or image_axis_order(x) or (0, 1, 2, 3)
-    padded = memory.empty(xp, (n, c, h + top + pads_h[1], w + left + pads_w[1]), x.dtype, order)
+    padded = buffer_cache.empty(xp, (n, c, h + top + pads_h[1], w + left + pads_w[1]), x.dtype, order)
     axis = split_image_axis(padded.shape, order)
 
     def pad_block(start, stop):            # images (or channels) [start, stop) of one thread
@@ -138,7 +95,7 @@ def columns(padded, kernel, out_size, stride, dilation, groups, ones_row=False):
     n, c = padded.shape[:2]
     rows = c // groups * kernel[0] * kernel[1]
     windows = window_view(padded, kernel, out_size, stride, dilation)
-    cols = memory.empty(xp, (groups, rows + ones_row, math.prod(out_size) * n), padded.dtype)
+    cols = buffer_cache.empty(xp, (groups, rows + ones_row, math.prod(out_size) * n), padded.dtype)
     # splitting axes of a view is always a view: the copy writes straight into cols
     shape = (groups, c // groups) + tuple(kernel) + tuple(out_size) + (n,)
     source = windows.transpose(1, 2, 3, 4, 5, 0).reshape(shape)

@@ -13,13 +13,13 @@ covering padded rows 4 i .. 4 i + 5 and columns 4 j .. 4 j + 5. Inputs are read 
 written through per-component strided views of the (N, C, H, W) arrays, so padding, ragged
 edges (output sizes that are not multiples of 4) and the (N, C) -> (C, N) transposition cost no
 pass of their own. The tiles are stored in x's layout: with the batch innermost, (C, i, j, N),
-where x is batch-last (operations/layout.py: the output of a column-path convolution and of
+where x is batch-last (layout.py: the output of a column-path convolution and of
 the ops after it), so that every strided view reads and writes runs of N contiguous elements,
 and y and dx are batch-last too; else (C, N, i, j), and y and dx NCHW. The GEMMs take the tiles
 in whichever order memory holds them. Measured on the ResNet block's two convolutions, fwd+bwd
 at 2 threads, with x and dy batch-last against NCHW (two alternating pairs): the gathers
 and scatters 15.0-16.4 against 29.2-32.0 ms, the whole block 98.7-108.5 against 112.3-119.1.
-Large arrays come from autograd's reused host buffers (memory.py).
+Large arrays come from autograd's reused host buffers (buffer_cache.py).
 
 Accuracy: the transforms' constants (up to 8 and 1/24) cost float32 about 1e-5 of the output's
 scale, against ~1e-6 for im2col: the level of cuDNN's and oneDNN's Winograd kernels.
@@ -36,10 +36,10 @@ import math
 
 import numpy as np
 
-from .. import memory, threads
+from . import buffer_cache, threads
 from .layout import BATCH_LAST, image_axis_order
 
-__all__ = []     # internal: conv2d chooses this path (see conv.py)
+__all__ = []     # internal: the convolution kernel chooses this path (see convolution.py)
 
 _INPUT_TRANSFORM = np.array([[4, 0, -5, 0, 1, 0],        # B^T
                              [0, -4, -4, 1, 1, 0],
@@ -107,18 +107,18 @@ def forward(x, W, pads_h, pads_w, needs):
 
     tiles, tiles_matrix = _tile_array((36,), c, n, grid, x.dtype, batch_last_tiles)
     _gather_tiles(tiles, x, pads_h, pads_w)
-    V = memory.empty(np, (36, c, tiles_count), x.dtype)
+    V = buffer_cache.empty(np, (36, c, tiles_count), x.dtype)
     np.matmul(input_matrix, tiles_matrix, out=V.reshape(36, -1))
     del tiles, tiles_matrix
     U = (kernel_matrix @ W.reshape(out_channels * c, 9).T).reshape(36, out_channels, c)
-    products = memory.empty(np, (36, out_channels, tiles_count), x.dtype)
+    products = buffer_cache.empty(np, (36, out_channels, tiles_count), x.dtype)
     np.matmul(U, V, out=products)
     output_tiles, output_tiles_matrix = _tile_array((4, 4), out_channels, n, grid, x.dtype,
                                                     batch_last_tiles)
     np.matmul(output_matrix, products.reshape(36, -1), out=output_tiles_matrix)
     del products
-    y = memory.empty(np, (n, out_channels, out_h, out_w), x.dtype,
-                     BATCH_LAST if batch_last_tiles else None)
+    y = buffer_cache.empty(np, (n, out_channels, out_h, out_w), x.dtype,
+                           BATCH_LAST if batch_last_tiles else None)
     _scatter_output(y, output_tiles)
     return y, (V if needs[1] else None), (U if needs[0] else None), batch_last_tiles
 
@@ -138,7 +138,7 @@ def backward(V, U, dy, input_shape, pads_h, pads_w, needs, batch_last_tiles=Fals
     output_tiles, output_tiles_matrix = _tile_array((4, 4), out_channels, n, grid, dy.dtype,
                                                     batch_last_tiles)
     _gather_output_gradient(output_tiles, dy)
-    dproducts = memory.empty(np, (36, out_channels, tiles_count), dy.dtype)
+    dproducts = buffer_cache.empty(np, (36, out_channels, tiles_count), dy.dtype)
     np.matmul(output_matrix.T, output_tiles_matrix, out=dproducts.reshape(36, -1))
     del output_tiles, output_tiles_matrix
     dx = dW = None
@@ -147,13 +147,14 @@ def backward(V, U, dy, input_shape, pads_h, pads_w, needs, batch_last_tiles=Fals
         dW = (kernel_matrix.T @ dU.reshape(36, -1)).reshape(3, 3, out_channels, c)
         dW = np.ascontiguousarray(dW.transpose(2, 3, 0, 1))
     if needs[0]:
-        dV = memory.empty(np, (36, c, tiles_count), dy.dtype)
+        dV = buffer_cache.empty(np, (36, c, tiles_count), dy.dtype)
         np.matmul(U.transpose(0, 2, 1), dproducts, out=dV)
         del dproducts
         dtiles, dtiles_matrix = _tile_array((6, 6), c, n, grid, dy.dtype, batch_last_tiles)
         np.matmul(input_matrix.T, dV.reshape(36, -1), out=dtiles_matrix)
         del dV
-        dx = memory.empty(np, input_shape, dy.dtype, BATCH_LAST if batch_last_tiles else None)
+        dx = buffer_cache.empty(np, input_shape, dy.dtype,
+                                BATCH_LAST if batch_last_tiles else None)
         # one tile to the right along the tiles' memory order: N elements on when the batch
         # is innermost, else the next element
         _scatter_input_gradient(dx, dtiles, dtiles_matrix.reshape(6, 6, -1),
@@ -166,9 +167,9 @@ def _tile_array(leading, channels, n, grid, dtype, batch_last_tiles):
     j)), stored with the batch innermost where ``batch_last_tiles``; and its (prod(leading),
     channels * tiles) matrix for the GEMMs, with the tiles in memory order."""
     if not batch_last_tiles:
-        tiles = memory.empty(np, leading + (channels, n) + grid, dtype)
+        tiles = buffer_cache.empty(np, leading + (channels, n) + grid, dtype)
         return tiles, tiles.reshape(math.prod(leading), -1)
-    stored = memory.empty(np, leading + (channels,) + grid + (n,), dtype)
+    stored = buffer_cache.empty(np, leading + (channels,) + grid + (n,), dtype)
     k = len(leading) + 1                     # the batch axis, after leading and channels
     view = stored.transpose(tuple(range(k)) + (k + 2, k, k + 1))
     return view, stored.reshape(math.prod(leading), -1)

@@ -14,14 +14,9 @@ CuPy arrays never come from here (CuPy has its own memory pool), nor arrays unde
 ``MIN_BYTES``. At most ``MAX_KEPT_BYTES`` are kept, idle or not; past that, arrays are plain
 ``numpy.empty`` ones. :func:`empty_cache` gives the idle buffers back.
 
-The smaller arrays, including NumPy's own temporaries inside expressions, stay with malloc.
-glibc serves them from its heap only once its thresholds have grown: they start at 128 KiB
-(mmap) and 128 KiB (trim), and grow, up to 32 and 64 MiB, each time a block that came from
-mmap is freed. With every large array kept here no such block is ever freed, so medium arrays
-were mapped and zero-filled afresh on every step (1,300 faults per CNN step, from max pooling's
-per-image temporaries). Importing autograd therefore frees one 32 MiB block at once, which
-grows the thresholds as any NumPy program that once freed a large array would have (the
-process may keep up to 64 MiB of freed heap): CNN step 33-41 -> 29-30 ms, no faults left.
+The smaller arrays, including NumPy's own temporaries inside expressions, stay with malloc;
+``autograd.runtime`` tunes glibc's thresholds for them the first time this cache keeps a buffer
+(see :func:`autograd.runtime.tune_allocator`), not at import.
 
 >>> import numpy as np
 >>> a = empty(np, (1 << 20,), np.float32)         # 4 MiB: kept
@@ -31,18 +26,17 @@ process may keep up to 64 MiB of freed heap): CNN step 33-41 -> 29-30 ms, no fau
 True
 """
 import math
-import os
 import sys
 import threading
 
 import numpy as np
 
-from .device import get_array_module
+from ..device import get_array_module
 
 __all__ = ["empty_cache"]
 
 MIN_BYTES = 1 << 20
-MAX_KEPT_BYTES = 1 << 30
+MAX_KEPT_BYTES = 1 << 30       # the default of autograd.runtime.set_cache_limit
 _kept = []                 # 1-D uint8 arrays; every array handed out is a view of one of them
 _lock = threading.Lock()
 
@@ -63,21 +57,12 @@ def _idle_reference_count():
 
 
 _IDLE = _idle_reference_count()
-_GLIBC_MMAP_THRESHOLD_MAX = 32 << 20       # on 64-bit systems (mallopt(3), M_MMAP_THRESHOLD)
+_first_use_hooks = []      # called once, before the first buffer is kept (autograd.runtime)
 
 
-def _grow_glibc_thresholds():
-    """Allocate and free one block just under glibc's largest dynamic mmap threshold (see the
-    module's docstring); nothing elsewhere, or where the thresholds were set by hand."""
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
-            return
-    except (AttributeError, ValueError, OSError):
-        return
-    np.empty(_GLIBC_MMAP_THRESHOLD_MAX - (1 << 16), np.uint8)    # mapped, then freed at once
-
-
-_grow_glibc_thresholds()
+def _first_use():
+    while _first_use_hooks:
+        _first_use_hooks.pop(0)()
 
 
 def _idle_indices():
@@ -96,6 +81,8 @@ def empty(xp, shape, dtype, axis_order=None):
     nbytes = dtype.itemsize * math.prod(shape)
     if xp is not np or nbytes < MIN_BYTES or dtype.hasobject:
         return xp.empty(shape, dtype)
+    if _first_use_hooks:
+        _first_use()
     with _lock:
         idle = _idle_indices()
         for k in reversed(idle):                # the most recently used: likelier in cache
@@ -158,15 +145,12 @@ def empty_cache():
         return released
 
 
-def _new_lock_after_fork():
-    # A thread of the parent may have held the lock when it forked; the child's copy would
-    # then stay locked for ever.
+def new_lock_after_fork():
+    """For a forked child: a thread of the parent may have held the lock when it forked, and
+    the child's copy would then stay locked for ever (autograd.runtime registers this on first
+    use, not at import)."""
     global _lock
     _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def kept_bytes():

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.operations import winograd
-from autograd.operations.layout import is_batch_last
+from autograd.backend import winograd
+from autograd.backend.layout import is_batch_last
 from tests.layouts import stored_batch_last
 from tests.operations.test_conv import reference_conv2d
 
@@ -90,7 +90,7 @@ def test_conv2d_through_winograd_passes_gradcheck(s, bias):
         # conv2d pads symmetrically: the larger pad of each axis keeps the kernel inside
         padding = (max(s["pads_h"]), max(s["pads_w"]))
         tensors = [Tensor(data=array, stores_grad=True) for array in inputs]
-        assert autograd.conv2d(*tensors, padding=padding).creator.winograd
+        assert autograd.conv2d(*tensors, padding=padding).creator.saved[0].winograd
         autograd.gradcheck(lambda *t: autograd.conv2d(*t, padding=padding), inputs)
 
 
@@ -115,7 +115,7 @@ def test_wide_float32_layers_take_the_path_and_others_do_not():
         return Tensor(data=np.zeros(shape, dtype), stores_grad=True)
 
     x, W = parameter(8, 64, 16, 16), parameter(64, 64, 3, 3)
-    assert autograd.conv2d(x, W, padding=1).creator.winograd
+    assert autograd.conv2d(x, W, padding=1).creator.saved[0].winograd
     for y in (autograd.conv2d(x, W, padding=1, stride=2),
               autograd.conv2d(x, W, padding=2, dilation=2),
               autograd.conv2d(x, parameter(64, 32, 3, 3), padding=1, groups=2),
@@ -124,14 +124,14 @@ def test_wide_float32_layers_take_the_path_and_others_do_not():
               autograd.conv2d(parameter(1, 64, 8, 8), W, padding=1),        # 4 tiles: too few
               autograd.conv2d(parameter(8, 64, 16, 16, dtype=np.float16),
                               parameter(64, 64, 3, 3, dtype=np.float16), padding=1)):
-        assert not y.creator.winograd
+        assert not y.creator.saved[0].winograd
 
 
 def test_only_the_wanted_gradient_is_computed_and_only_what_it_needs_is_kept(always_winograd):
     x = Tensor(data=np.ones((1, 2, 4, 4)), requires_grad=False)
     W = Tensor(data=np.ones((3, 2, 3, 3)), stores_grad=True)
     y = autograd.conv2d(x, W, padding=1)
-    V, U = y.creator.saved
+    V, U = y.creator.saved[0].saved
     assert V is not None and U is None
     grads = autograd.gradients(autograd.sum(y))
     # dW[o, c, i, j] = number of output positions whose window offset (i, j) is inside x
@@ -140,7 +140,7 @@ def test_only_the_wanted_gradient_is_computed_and_only_what_it_needs_is_kept(alw
 
     frozen = Tensor(data=np.ones((3, 2, 3, 3)), requires_grad=False)
     x = Tensor(data=np.ones((1, 2, 4, 4)), stores_grad=True)
-    V, U = autograd.conv2d(x, frozen, padding=1).creator.saved
+    V, U = autograd.conv2d(x, frozen, padding=1).creator.saved[0].saved
     assert V is None and U is not None
 
 

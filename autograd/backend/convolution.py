@@ -1,0 +1,217 @@
+"""The 2-D convolution kernels: im2col with the whole batch in one GEMM per group, or Winograd.
+
+The column matrix holds the whole batch, (C/groups * kh * kw, OH * OW * N) per group, so
+forward, dW and dx are each one large GEMM. It is batch-last (layout.py): the padded input is
+stored (C, Hp, Wp, N), so every copy into the columns runs along OW * N contiguous elements, and
+the GEMM writes y as (O, OH, OW, N), which is returned as it is: an (N, O, OH, OW) view. The
+backend's ReLU, pooling and BatchNorm keep that layout, and the dy that comes back through them
+is batch-last too, which is again the columns' layout: dW = dy @ cols^T with no copy. With
+stride 1 and no more output than input channels, dx is the convolution of dy (padded) with the
+flipped kernel, through the same columns-and-GEMM path; otherwise dcolumns = W^T @ dy are
+scattered back with one strided add per kernel offset (col2im), each along OW * N elements.
+The bias rides in the forward GEMM (a row of ones under the columns, b as a weight column), so
+y needs no pass of its own and the dW GEMM gives db as its last column.
+
+Wide 3x3, stride-1 layers on NumPy take Winograd F(4x4, 3x3) instead (winograd.py); the rule
+that picks it is :func:`winograd.applies`. benchmarks/NOTES.md has the measurements behind
+every choice here.
+
+>>> import numpy as np
+>>> from autograd.geometry import ConvGeometry
+>>> x, W = np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 2, 2), np.float32)
+>>> y, context = forward(x, W, None, ConvGeometry(2), ((0, 0), (0, 0)), (False, False))
+>>> y[0, 0]
+array([[4., 4.],
+       [4., 4.]], dtype=float32)
+"""
+from ..device import get_array_module
+from . import buffer_cache, threads, winograd
+from .im2col import pad2d, offset_slice, columns
+from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
+
+__all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
+
+
+class ConvolutionContext:
+    """What backward needs from forward (kept by the Operation as its saved state)."""
+
+    __slots__ = ("geometry", "pads", "winograd", "saved", "input_shape", "weight_shape",
+                 "padded_shape", "out_size", "batch_last_tiles", "has_bias")
+
+
+def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
+    """y = conv2d(x (N, C, H, W), W (O, C/G, kh, kw)) + b (O,) or no bias, padded by ``pads``
+    ((top, bottom), (left, right)); ``needs`` flags the gradients backward will compute
+    (x's, W's; empty when nothing will). Returns y (N, O, OH, OW) and a ConvolutionContext."""
+    context = ConvolutionContext()
+    context.geometry, context.pads = geometry, pads
+    context.input_shape, context.weight_shape = x.shape, W.shape
+    context.has_bias = b is not None
+    pads_h, pads_w = pads
+    context.winograd = allow_winograd and winograd.applies(
+        x, W, geometry.stride, geometry.dilation, geometry.groups, pads_h, pads_w)
+    if context.winograd:
+        y = _forward_by_winograd(context, x, W, needs)
+        if b is not None:
+            # split over the threads: one serial pass over the CNN's first output was 0.35 ms
+            bias = get_array_module(y).broadcast_to(b.reshape(1, -1, 1, 1), y.shape)
+            threads.elementwise(_add, y, y, bias)
+        return y, context
+    return _forward_by_columns(context, x, W, b, needs), context
+
+
+def _forward_by_winograd(context, x, W, needs):
+    needs = needs or (False, False)
+    y, V, U, context.batch_last_tiles = winograd.forward(x, W, *context.pads, needs)
+    context.saved = (V, U)
+    return y
+
+
+def _forward_by_columns(context, x, W, b, needs):
+    xp = get_array_module(x)
+    geometry = context.geometry
+    n = x.shape[0]
+    out_channels = W.shape[0]
+    groups = geometry.groups
+    out_h, out_w = context.out_size = geometry.output_size(x.shape[2:], context.pads)
+    padded = _padded_batch_last(x, *context.pads)
+    cols = columns(padded, geometry.kernel, (out_h, out_w), geometry.stride, geometry.dilation,
+                   groups, ones_row=b is not None)
+    weights = W.reshape(groups, out_channels // groups, -1)
+    if b is not None:
+        bias = b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)
+        weights = xp.concatenate([weights, bias], axis=2)
+    product = buffer_cache.empty(xp, (groups, out_channels // groups, cols.shape[2]), x.dtype)
+    xp.matmul(weights, cols, out=product)
+    if needs:
+        context.saved = (cols if needs[1] else None, W if needs[0] else None)
+        context.padded_shape = padded.shape
+    return from_batch_last(product.reshape(out_channels, out_h, out_w, n))
+
+
+def backward(context, dy, needs):
+    """(dx, dW, db) from dy (N, O, OH, OW), each None where ``needs`` (x's, W's, b's) says it
+    is not wanted; dW = dy @ cols^T, dx = col2im(W^T @ dy), db = dy summed per channel."""
+    xp = get_array_module(dy)
+    out_channels = dy.shape[1]
+    groups = context.geometry.groups
+    dx = dW = db = None
+    if context.winograd:
+        V, U = context.saved
+        dx, dW = winograd.backward(V, U, dy, context.input_shape, *context.pads, needs,
+                                   context.batch_last_tiles)
+    else:
+        dy_rows = batch_last(dy).reshape(groups, out_channels // groups, -1)
+        dx, dW, db = _gradients_by_columns(context, xp, dy_rows, needs)
+    if len(needs) > 2 and needs[2] and db is None:
+        # einsum sums each channel in one pass: 2-3x faster than sum over axes (0, 2, 3)
+        if is_batch_last(dy):
+            db = xp.einsum("cl->c", batch_last(dy).reshape(out_channels, -1))
+        else:
+            db = xp.einsum("ncl->c", dy.reshape(dy.shape[0], out_channels, -1))
+    return dx, dW, db
+
+
+def _gradients_by_columns(context, xp, dy_rows, needs):
+    """dx, dW and db (None where not computed) from ``dy_rows``, dy batch-last as
+    (G, O/G, OH * OW * N): the columns' layout, so dW is one GEMM per group with no copy;
+    over the bias's row of ones it gives db too."""
+    cols, W = context.saved
+    out_channels, group_channels = context.weight_shape[:2]
+    dx = dW = db = None
+    if needs[1]:
+        dW = xp.matmul(dy_rows, cols.transpose(0, 2, 1))
+        if context.has_bias:             # b rode in the GEMM: its column is db
+            db = dW[:, :, -1].reshape(out_channels)
+            dW = dW[:, :, :-1]
+        dW = dW.reshape(context.weight_shape)
+    if not needs[0]:
+        return dx, dW, db
+    # dx as a convolution of dy builds columns of dy (out_channels * kh * kw rows); col2im
+    # builds dcols of x's size (in_channels * kh * kw rows): the convolution is faster where
+    # out_channels <= in_channels, col2im where there are more outputs (benchmarks/NOTES.md,
+    # "The rule between dx by convolution and by col2im").
+    if (out_channels <= group_channels * context.geometry.groups
+            and _transposed_pads(context) is not None):
+        return _input_gradient_by_convolution(context, xp, dy_rows, W), dW, db
+    return _input_gradient_by_col2im(context, xp, dy_rows, W), dW, db
+
+
+def _transposed_pads(context):
+    """With stride 1, dx is itself a convolution: dy padded by span - 1 - pad on each side,
+    with the kernel flipped and its channel axes swapped. The pads, or None where that does
+    not apply (a stride, or a pad wider than the kernel's span, which would crop dy)."""
+    geometry = context.geometry
+    if geometry.stride != (1, 1):
+        return None
+    pads = []
+    for (before, after), kernel, dilation in zip(context.pads, geometry.kernel,
+                                                 geometry.dilation):
+        reach = dilation * (kernel - 1)
+        if before > reach or after > reach:
+            return None
+        pads.append((reach - before, reach - after))
+    return pads
+
+
+def _input_gradient_by_convolution(context, xp, dy_rows, W):
+    out_channels, group_channels, kh, kw = W.shape
+    groups = context.geometry.groups
+    n, c, h, w = context.input_shape
+    out_h, out_w = context.out_size
+    pads_h, pads_w = _transposed_pads(context)
+    flipped = W[:, :, ::-1, ::-1].reshape(groups, out_channels // groups, group_channels,
+                                           kh, kw)
+    weights = threads.ascontiguousarray(flipped.transpose(0, 2, 1, 3, 4)).reshape(
+        groups, group_channels, -1)
+    dy = from_batch_last(dy_rows.reshape(out_channels, out_h, out_w, n))
+    dy_cols = columns(_padded_batch_last(dy, pads_h, pads_w), (kh, kw), (h, w), (1, 1),
+                      context.geometry.dilation, groups)
+    dx = buffer_cache.empty(xp, (groups, group_channels, dy_cols.shape[2]), dy_cols.dtype)
+    xp.matmul(weights, dy_cols, out=dx)
+    return from_batch_last(dx.reshape(c, h, w, n))
+
+
+def _input_gradient_by_col2im(context, xp, dy_rows, W):
+    """dcols = W^T @ dy, then col2im: windows overlap, so each kernel offset's block is
+    added into the padded dx in turn (kh * kw strided adds over the whole batch, each
+    thread on its own channels). Batch-last throughout: dy_rows (G, O/G, OH * OW * N),
+    dcols (C, kh, kw, OH, OW, N), the padded dx (C, Hp, Wp, N), so each add runs along
+    OW * N contiguous elements."""
+    out_channels, group_channels, kh, kw = W.shape
+    geometry = context.geometry
+    groups = geometry.groups
+    n, c, padded_h, padded_w = context.padded_shape
+    h, w = context.input_shape[2:]
+    out_h, out_w = context.out_size
+    weights = W.reshape(groups, out_channels // groups, group_channels * kh * kw)
+    dcols = buffer_cache.empty(xp, (groups, group_channels * kh * kw, dy_rows.shape[2]),
+                               dy_rows.dtype)
+    xp.matmul(weights.transpose(0, 2, 1), dy_rows, out=dcols)
+    dcols = dcols.reshape(c, kh, kw, out_h, out_w, n)
+    dpadded = buffer_cache.empty(xp, (c, padded_h, padded_w, n), dcols.dtype)
+
+    def add_channels(start, stop):
+        part = dpadded[start:stop]
+        part.fill(0)                   # each thread zeroes its own channels
+        for i in range(kh):
+            for j in range(kw):
+                rows, columns_ = offset_slice(i, j, out_h, out_w, geometry.stride,
+                                              geometry.dilation)[2:]
+                part[:, rows, columns_] += dcols[start:stop, i, j]
+    threads.parallel_for(add_channels, c, dpadded)
+    top, left = context.pads[0][0], context.pads[1][0]
+    interior = threads.ascontiguousarray(dpadded[:, top:top + h, left:left + w])
+    return from_batch_last(interior)
+
+
+def _add(out, a, b):
+    get_array_module(out).add(a, b, out=out)
+
+
+def _padded_batch_last(x, pads_h, pads_w):
+    """``x`` (N, C, H, W) padded, as an (N, C, Hp, Wp) view of a batch-last (C, Hp, Wp, N)
+    array (no copy where x is batch-last already and needs no padding)."""
+    if pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]:
+        return pad2d(x, pads_h, pads_w, axis_order=BATCH_LAST)
+    return from_batch_last(batch_last(x))

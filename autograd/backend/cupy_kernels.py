@@ -1,0 +1,35 @@
+"""The GPU backend: the kernels of numpy_kernels.py for CuPy arrays. CuPy parallelises each
+array operation on the GPU and pools its own memory, so these are the portable algorithms
+(the same convolution, pooling and normalization code, whose thread splits and host buffers
+step aside for non-NumPy arrays) without the CPU-only paths: no Winograd (its transforms are
+tuned for CPU caches), no zero-row ReLU. A GPU-only kernel goes here, beside the portable one
+that its test compares with.
+"""
+from . import convolution, normalization, pooling
+from .layout import as_layout                                             # noqa: F401
+from .im2col import pad2d                                                 # noqa: F401
+from ..device import get_array_module
+
+name = "cupy"
+conv2d_backward = convolution.backward
+max_pool2d_forward = pooling.max_pool2d_forward
+max_pool2d_backward = pooling.max_pool2d_backward
+avg_pool2d_forward = pooling.avg_pool2d_forward
+avg_pool2d_backward = pooling.avg_pool2d_backward
+batch_norm_forward = normalization.batch_norm_forward
+batch_norm_backward = normalization.batch_norm_backward
+
+
+def relu(x):
+    """max(x, 0)."""
+    return get_array_module(x).maximum(x, 0)
+
+
+def relu_backward(dy, y):
+    """dy where y > 0, else 0."""
+    return dy * (y > 0)
+
+
+def conv2d_forward(x, W, b, geometry, pads, needs):
+    """y and the backward context of a 2-D convolution by im2col and one GEMM per group."""
+    return convolution.forward(x, W, b, geometry, pads, needs, allow_winograd=False)

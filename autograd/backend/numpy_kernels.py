@@ -1,0 +1,29 @@
+"""The CPU backend: every kernel an operation may call, on NumPy arrays, with the speed
+machinery of this package: intra-op threads (threads.py), reused host buffers
+(buffer_cache.py), batch-last image layouts (layout.py), im2col columns with the bias in the
+GEMM and Winograd F(4x4, 3x3) (convolution.py, winograd.py), the zero-row ReLU
+(elementwise.py). cupy_kernels.py has the same names for GPU arrays.
+
+>>> import numpy as np
+>>> relu(np.array([-1.0, 1.0]))
+array([0., 1.])
+"""
+from . import convolution, elementwise, normalization, pooling
+from .layout import as_layout                                             # noqa: F401
+from .im2col import pad2d                                                 # noqa: F401
+
+name = "numpy"
+relu = elementwise.relu
+relu_backward = elementwise.relu_backward
+conv2d_backward = convolution.backward
+max_pool2d_forward = pooling.max_pool2d_forward
+max_pool2d_backward = pooling.max_pool2d_backward
+avg_pool2d_forward = pooling.avg_pool2d_forward
+avg_pool2d_backward = pooling.avg_pool2d_backward
+batch_norm_forward = normalization.batch_norm_forward
+batch_norm_backward = normalization.batch_norm_backward
+
+
+def conv2d_forward(x, W, b, geometry, pads, needs):
+    """y and the backward context of a 2-D convolution (Winograd where it pays)."""
+    return convolution.forward(x, W, b, geometry, pads, needs, allow_winograd=True)

@@ -1,0 +1,165 @@
+"""The 2-D pooling kernels. ``windows`` is a :class:`Windows`: kernel, stride, the (before,
+after) pads per axis (after includes any ceil-mode overhang) and the output size.
+
+Windows are never materialised. Average pooling sums separably, first over the kernel's columns
+with one strided slice per column, then over its rows: kh + kw whole-batch array operations. Max
+pooling visits the kh * kw kernel offsets in row-major order and records, per output, the offset
+of the first maximum of its window (a small integer array); backward gives each output's gradient
+to exactly that input, as PyTorch does (ties are not split). Outputs keep the input's layout
+(layout.py), and the threads split the outermost of the batch and channel axes.
+
+>>> import numpy as np
+>>> windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1))
+>>> y, winner = max_pool2d_forward(np.arange(4.0).reshape(1, 1, 2, 2), windows)
+>>> y.ravel(), winner.ravel()
+(array([3.]), array([3], dtype=uint8))
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..device import get_array_module
+from . import buffer_cache, threads
+from .im2col import pad2d, unpad2d, offset_slice, split_image_axis
+from .layout import image_axis_order, axis_slice
+
+__all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
+
+Windows = namedtuple("Windows", "kernel stride pads out_size")
+_UNIT = (1, 1)
+
+
+def _row_slices(windows):
+    """For each kernel row i: the rows of the padded input it reads, one per output row."""
+    step, out_h = windows.stride[0], windows.out_size[0]
+    return [(Ellipsis, slice(i, i + step * (out_h - 1) + 1, step), slice(None))
+            for i in range(windows.kernel[0])]
+
+
+def _column_slices(windows):
+    """For each kernel column j: the columns it reads, one per output column."""
+    step, out_w = windows.stride[1], windows.out_size[1]
+    return [(Ellipsis, slice(j, j + step * (out_w - 1) + 1, step))
+            for j in range(windows.kernel[1])]
+
+
+def _offset_slices(windows):
+    """For each kernel offset (i, j), row-major: the inputs it reads, one per output."""
+    return [offset_slice(i, j, windows.out_size[0], windows.out_size[1], windows.stride, _UNIT)
+            for i in range(windows.kernel[0]) for j in range(windows.kernel[1])]
+
+
+def _reduce_windows(windows, padded, combine):
+    """``combine`` (maximum or add) over each window, separably: first along the columns of
+    every padded row, then along the rows: kh + kw whole-batch operations, not kh * kw."""
+    columns = _column_slices(windows)
+    rows = padded[columns[0]].copy(order="K")      # "K": in padded's layout
+    for index in columns[1:]:
+        combine(rows, padded[index], out=rows)
+    row_indices = _row_slices(windows)
+    y = rows[row_indices[0]].copy(order="K")
+    for index in row_indices[1:]:
+        combine(y, rows[index], out=y)
+    return y
+
+
+def max_pool2d_forward(x, windows):
+    """y (N, C, OH, OW), the max of each window of x padded with -inf, and ``winner``: which
+    kernel offset (row-major) holds each window's first maximum (uint8, or int32 for kernels
+    of 256 offsets or more)."""
+    xp = get_array_module(x)
+    padded = pad2d(x, *windows.pads, -np.inf)
+    offsets = _offset_slices(windows)
+    order = image_axis_order(padded) or (0, 1, 2, 3)
+    y = buffer_cache.empty(xp, x.shape[:2] + tuple(windows.out_size), x.dtype, order)
+    winner = buffer_cache.empty(xp, y.shape, np.uint8 if len(offsets) < 256 else np.int32,
+                                order)
+    axis = split_image_axis(padded.shape, order)
+
+    def pool_block(start, stop):            # images or channels [start, stop)
+        block = axis_slice(axis, start, stop)
+        inputs, y_part, winner_part = padded[block], y[block], winner[block]
+        y_part[...] = inputs[offsets[0]]
+        winner_part.fill(0)
+        # Backward needs only this small integer array, not x and y, and routes dy with one
+        # comparison per offset (comparing x with y again in backward, plus a mask against
+        # ties, was 1.5x slower).
+        for k, index in enumerate(offsets[1:], 1):
+            # One strided read into a dense copy: two passes over the view cost more
+            candidate = inputs[index].copy(order="K")
+            greater = candidate > y_part       # strictly: a tie keeps the earlier offset
+            xp.maximum(y_part, candidate, out=y_part)
+            # winner < k so far: the maximum takes k exactly where this offset is greater
+            xp.maximum(winner_part, greater * winner.dtype.type(k), out=winner_part)
+
+    threads.parallel_for(pool_block, x.shape[axis], padded)
+    return y, winner
+
+
+def max_pool2d_backward(dy, winner, windows, input_shape):
+    """dx (``input_shape``): each output's gradient added to the input its window's winner
+    names."""
+    xp = get_array_module(dy)
+    kh, kw = windows.kernel
+    (top, bottom), (left, right) = windows.pads
+    padded_shape = input_shape[:2] + (input_shape[2] + top + bottom,
+                                      input_shape[3] + left + right)
+    disjoint = windows.stride[0] >= kh and windows.stride[1] >= kw
+    tiled = disjoint and tuple(windows.stride) == tuple(windows.kernel) and \
+        padded_shape[2:] == (windows.out_size[0] * kh, windows.out_size[1] * kw)
+    order = image_axis_order(winner) or (0, 1, 2, 3)
+    if image_axis_order(dy) != order:
+        # one copy into the winners' layout, rather than every pass below mixing two
+        dy = threads.copy(buffer_cache.empty(xp, dy.shape, dy.dtype, order), dy)
+    # Windows that tile the input exactly write every element once: no zeroing needed.
+    dpadded = buffer_cache.empty(xp, padded_shape, dy.dtype, order)
+    offsets = _offset_slices(windows)
+    axis = split_image_axis(dpadded.shape, order)
+
+    def route_block(start, stop):           # images or channels [start, stop)
+        block = axis_slice(axis, start, stop)
+        dy_part, winner_part, dpadded_part = dy[block], winner[block], dpadded[block]
+        if not tiled:
+            dpadded_part.fill(0)
+        for k, index in enumerate(offsets):
+            if disjoint:
+                xp.multiply(dy_part, winner_part == k, out=dpadded_part[index])
+            else:
+                dpadded_part[index] += dy_part * (winner_part == k)
+
+    threads.parallel_for(route_block, dy.shape[axis], dpadded)
+    return unpad2d(dpadded, *windows.pads)
+
+
+def avg_pool2d_forward(x, windows, divisor):
+    """y (N, C, OH, OW): each window's sum over x zero padded, divided by ``divisor`` (a number
+    or an (OH, OW) array on x's device); and the layout backward should give dx."""
+    xp = get_array_module(x)
+    padded = pad2d(x, *windows.pads, 0.0)
+    y = _reduce_windows(windows, padded, xp.add)
+    y /= divisor
+    return y, image_axis_order(padded)
+
+
+def avg_pool2d_backward(dy, windows, divisor, input_shape, order):
+    """dx (``input_shape``, laid out as ``order``; None: C order): dy / divisor spread over
+    each window. The transpose of the separable forward: along rows, then along columns."""
+    xp = get_array_module(dy)
+    share = dy / divisor
+    (top, bottom), (left, right) = windows.pads
+    n, c = input_shape[:2]
+    padded_shape = (n, c, input_shape[2] + top + bottom, input_shape[3] + left + right)
+    rows = _zeros(xp, (n, c, padded_shape[2], windows.out_size[1]), dy.dtype, order)
+    for index in _row_slices(windows):
+        rows[index] += share
+    dpadded = _zeros(xp, padded_shape, dy.dtype, order)
+    for index in _column_slices(windows):
+        dpadded[index] += rows
+    return unpad2d(dpadded, *windows.pads)
+
+
+def _zeros(xp, shape, dtype, axis_order):
+    """Zeros laid out as ``axis_order`` (see ``buffer_cache.axis_order``; None: C order)."""
+    zeros = buffer_cache.empty(xp, shape, dtype, axis_order)
+    zeros.fill(0)
+    return zeros

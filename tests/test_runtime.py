@@ -1,0 +1,94 @@
+"""autograd.runtime: importing changes nothing; the CPU backend's tuning comes on first use or
+when asked for, and every setting reads back."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd.backend import buffer_cache
+
+_GLIBC = hasattr(os, "confstr") and os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
+
+_MEDIUM_ARRAYS_FAULTS = """
+import resource, sys
+import numpy as np
+if sys.argv[1] != "numpy":
+    import autograd
+    from autograd.backend import buffer_cache
+if sys.argv[1] == "opted_out":
+    autograd.runtime.configure(allocator_tuning=False)
+if sys.argv[1] in ("first_use", "opted_out"):
+    kept = buffer_cache.empty(np, (1 << 20,), np.float32)      # the cache's first buffer
+if sys.argv[1] == "explicit":
+    autograd.runtime.tune_allocator()
+faults = []
+for step in range(6):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    arrays = [np.ones(200_000, np.float32) for _ in range(4)]      # 800 KB each
+    del arrays
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(min(faults[2:]))
+"""
+
+
+def _faults(case):
+    run = subprocess.run([sys.executable, "-c", _MEDIUM_ARRAYS_FAULTS, case],
+                         capture_output=True, text=True, check=True)
+    return int(run.stdout)
+
+
+@pytest.mark.skipif(not _GLIBC, reason="the malloc thresholds are glibc's")
+def test_allocator_is_tuned_on_the_caches_first_use_or_when_asked_never_at_import():
+    assert _faults("numpy") >= 4 * 150          # each 800 KB array mapped afresh: ~195 pages
+    assert _faults("import_only") >= 4 * 150    # importing autograd changed nothing
+    assert _faults("first_use") < 50            # the heap's pages, reused
+    assert _faults("explicit") < 50
+    assert _faults("opted_out") >= 4 * 150      # configure(allocator_tuning=False) is kept
+
+
+_IMPORT_SIDE_EFFECTS = """
+import os, sys, threading
+import numpy as np
+environment, threads = dict(os.environ), threading.active_count()
+calls = []
+original = os.register_at_fork
+os.register_at_fork = lambda **hooks: calls.append(hooks) or original(**hooks)
+import autograd
+print(dict(os.environ) == environment, threading.active_count() == threads, calls == [])
+"""
+
+
+def test_import_sets_no_variable_starts_no_thread_registers_no_hook():
+    run = subprocess.run([sys.executable, "-c", _IMPORT_SIDE_EFFECTS], capture_output=True,
+                         text=True, check=True)
+    assert run.stdout.split() == ["True", "True", "True"]
+
+
+def test_cache_limit_reads_back_and_zero_keeps_nothing():
+    previous = autograd.runtime.set_cache_limit(0)
+    try:
+        assert autograd.runtime.get_cache_limit() == 0
+        before = buffer_cache.kept_bytes()
+        array = buffer_cache.empty(np, (1 << 20,), np.float32)
+        assert buffer_cache.kept_bytes() == before and array.shape == (1 << 20,)
+    finally:
+        assert autograd.runtime.set_cache_limit(previous) == 0
+    assert autograd.runtime.get_cache_limit() == previous
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "1"])
+def test_cache_limit_rejects_what_is_not_a_byte_count(bad):
+    with pytest.raises(ValueError, match="set_cache_limit"):
+        autograd.runtime.set_cache_limit(bad)
+
+
+def test_configure_sets_threads_and_describe_reports_them():
+    previous = autograd.get_num_threads()
+    try:
+        autograd.runtime.configure(num_threads=1)
+        assert autograd.runtime.describe()["threads"] == 1 == autograd.get_num_threads()
+    finally:
+        autograd.set_num_threads(previous)
