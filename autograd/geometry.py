@@ -123,7 +123,7 @@ class ConvGeometry:
         if isinstance(padding, str):
             word = _PADDING_WORDS.get(padding.lower())
             if word is None:
-                raise ValueError(f"{name}: padding must be an int, {self._forms()}, 'same' or "
+                raise ValueError(f"{name}: padding must be {self._forms()}, 'same' or "
                                  f"'valid', got {padding!r}")
             if mode == "NOTSET":
                 mode = word
@@ -134,7 +134,7 @@ class ConvGeometry:
         self.pad_mode = mode
 
     def _forms(self):
-        return "a pair" if self.dims == 2 else f"{self.dims} ints"
+        return "an int, a pair" if self.dims == 2 else "an int"
 
     def _positive(self, value, what):
         values = per_axis(value, self.dims, self.name, what)
@@ -153,8 +153,8 @@ class ConvGeometry:
         try:
             values = per_axis(padding, self.dims, self.name, "padding")
         except TypeError:
-            raise TypeError(f"{self.name}: padding must be an int, {self._forms()}, "
-                            f"{2 * self.dims} ints (before and after each axis), 'same' or "
+            pairs = f", {2 * self.dims} ints (before and after each axis)" if self.dims > 1 else ""
+            raise TypeError(f"{self.name}: padding must be {self._forms()}{pairs}, 'same' or "
                             f"'valid', got {padding!r}") from None
         return self._non_negative(tuple((p, p) for p in values), padding)
 
@@ -164,19 +164,28 @@ class ConvGeometry:
         return pads
 
     def pads(self, input_size):
-        """((before, after), ...) per spatial axis for an input of spatial ``input_size``."""
+        """((before, after), ...) per spatial axis for an input of spatial ``input_size``
+        (a size that is None, unknown yet, gets (0, 0) where the padding depends on it)."""
         if self._fixed_pads is not None:
             return self._fixed_pads
         lower = self.pad_mode == "SAME_LOWER"
-        return tuple(same_pads(size, k, s, d, lower) for size, k, s, d in
-                     zip(input_size, self.kernel, self.stride, self.dilation))
+        return tuple((0, 0) if size is None else same_pads(size, k, s, d, lower)
+                     for size, k, s, d in zip(input_size, self.kernel, self.stride,
+                                              self.dilation))
 
     def output_size(self, input_size, pads=None):
-        """Window positions per spatial axis (0 where the kernel does not fit), padded by
-        ``pads`` ((before, after) per axis; by default :meth:`pads`)."""
+        """Window positions per spatial axis (0 where the kernel does not fit; None where the
+        input size is None), padded by ``pads`` ((before, after) per axis; by default
+        :meth:`pads`)."""
         pads = self.pads(input_size) if pads is None else pads
-        return tuple(output_size(size, k, s, d, p, self.ceil_mode) for size, k, s, d, p in
+        return tuple(None if size is None else output_size(size, k, s, d, p, self.ceil_mode)
+                     for size, k, s, d, p in
                      zip(input_size, self.kernel, self.stride, self.dilation, pads))
+
+    def smallest_input(self, pads):
+        """Per axis, the smallest input size that gives one output with ``pads``."""
+        return tuple(span - before - after for span, (before, after) in
+                     zip(self.spans(), pads))
 
     def spans(self):
         """Pixels one window covers along each axis: dilation * (kernel - 1) + 1."""

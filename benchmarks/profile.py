@@ -17,7 +17,6 @@ import sys
 if "numpy" not in sys.modules:
     for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_variable, "2")
-    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")     # as in run.py
 
 import argparse       # noqa: E402
 import collections    # noqa: E402

@@ -4,10 +4,9 @@ Every workload runs for autograd, the hand-written NumPy floor and PyTorch (when
 one process, interleaved: after warm-up, each repetition times every implementation once in
 turn, and the table reports the median over repetitions. The BLAS/OpenMP thread counts are set
 in the environment before NumPy or PyTorch is imported (hence the code above the imports), and
-``torch.set_num_threads`` and ``autograd.set_num_threads`` match them. ``OPENBLAS_THREAD_TIMEOUT``
-is set low (unless set already) so that OpenBLAS's idle workers sleep at once after a GEMM
-instead of spinning for 0.1 s against the next variant or autograd's own threads; it changes
-only NumPy's OpenBLAS (the floor and autograd), not PyTorch's MKL/OpenMP.
+``torch.set_num_threads`` and ``autograd.set_num_threads`` match them. Nothing else is tuned by
+hand: autograd runs with its default runtime, as users run it (``OPENBLAS_THREAD_TIMEOUT`` is
+left as the environment has it, and reported).
 """
 import os
 import sys
@@ -29,7 +28,6 @@ _NUMPY_LOADED_BEFORE = "numpy" in sys.modules
 if not _NUMPY_LOADED_BEFORE:
     for _variable in THREAD_VARIABLES:
         os.environ[_variable] = _threads_from_argv(sys.argv[1:])
-    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 if __package__ in (None, ""):        # `python benchmarks/run.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

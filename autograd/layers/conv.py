@@ -13,7 +13,7 @@ import numpy as np
 
 from ..operations import conv as conv_ops
 from ..operations import pooling as pooling_ops
-from ..geometry import output_size, pair, same_pads
+from ..geometry import ConvGeometry, pair
 from ..tensor import Tensor
 from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair
 from .base import Layer, shape_text
@@ -53,6 +53,11 @@ class _Convolution(Layer):
         if self.out_channels % self.groups:
             raise ValueError(f"{self._LAYER}: groups={self.groups} must divide "
                              f"out_channels={self.out_channels}")
+        self.geometry = ConvGeometry(
+            self._per_axis(self.kernel_size), self._per_axis(self.stride),
+            self.padding if isinstance(self.padding, str) else self._per_axis(self.padding),
+            self._per_axis(self.dilation), self.groups, self.pad_mode, dims=len(self._AXES),
+            name=self._LAYER)
         self.bias = bool(bias)
         self.init = check_scheme(init, self._LAYER)
         self.wscale = wscale
@@ -91,19 +96,6 @@ class _Convolution(Layer):
             text += f", groups={self.groups}"
         return text + ("" if self.bias else ", bias=False")
 
-    def _pads(self, size, axis):
-        mode = self.pad_mode
-        if mode == "NOTSET" and isinstance(self.padding, str):
-            mode = "SAME_UPPER" if self.padding == "same" else "VALID"
-        if mode == "VALID":
-            return (0, 0)
-        if mode == "NOTSET":
-            padding = self._per_axis(self.padding)[axis]
-            return (padding, padding)
-        return same_pads(size, self._per_axis(self.kernel_size)[axis],
-                         self._per_axis(self.stride)[axis], self._per_axis(self.dilation)[axis],
-                         lower=mode == "SAME_LOWER")
-
     def output_shape(self, input_shape):
         shape = tuple(input_shape)
         channels = "C" if self.in_channels is None else self.in_channels
@@ -114,21 +106,14 @@ class _Convolution(Layer):
             fits = shape[1] % self.groups == 0
             expected = f"{expected} with C divisible by groups={self.groups}"
         self.check_input(fits, expected, shape)
-        kernel, dilation = self._per_axis(self.kernel_size), self._per_axis(self.dilation)
-        out = []
-        for axis, letter in enumerate(self._AXES):
-            size = shape[2 + axis]
-            if size is None:
-                out.append(None)
-                continue
-            pads = self._pads(size, axis)
-            count = output_size(size, kernel[axis], self._per_axis(self.stride)[axis],
-                                dilation[axis], pads)
-            span = dilation[axis] * (kernel[axis] - 1) + 1
-            self.check_input(count >= 1, f"{expected} with {letter} >= "
-                             f"{span - pads[0] - pads[1]} (padding {pads})", shape)
-            out.append(count)
-        return (shape[0], self.out_channels) + tuple(out)
+        sizes = shape[2:]
+        pads = self.geometry.pads(sizes)
+        out = self.geometry.output_size(sizes, pads)
+        for letter, count, smallest, axis_pads in zip(self._AXES, out,
+                                                      self.geometry.smallest_input(pads), pads):
+            self.check_input(count is None or count >= 1, f"{expected} with {letter} >= "
+                             f"{smallest} (padding {axis_pads})", shape)
+        return (shape[0], self.out_channels) + out
 
     def forward(self, x):
         self.output_shape(x.shape)
@@ -207,6 +192,9 @@ class _Pooling(Layer):
             raise ValueError(f"{name}: padding must be between 0 and half the kernel size "
                              f"{self.kernel_size}, got {padding!r}")
         self.ceil_mode = bool(ceil_mode)
+        self.geometry = ConvGeometry(kernel, self._per_axis(self.stride),
+                                     self._per_axis(self.padding), ceil_mode=self.ceil_mode,
+                                     dims=len(self._AXES), name=name)
 
     def extra_repr(self):
         text = f"kernel_size={self.kernel_size}, stride={self.stride}"
@@ -222,18 +210,12 @@ class _Pooling(Layer):
         self._check_layout(shape)
         layout = shape_text(("N", "C") + self._AXES)
         first = len(shape) - len(self._AXES)
-        kernel, stride = self._per_axis(self.kernel_size), self._per_axis(self.stride)
-        out = []
-        for axis, letter in enumerate(self._AXES):
-            size, p = shape[first + axis], self._per_axis(self.padding)[axis]
-            if size is None:
-                out.append(None)
-                continue
-            count = output_size(size, kernel[axis], stride[axis], 1, (p, p), self.ceil_mode)
-            self.check_input(count >= 1, f"{layout} with {letter} >= {kernel[axis] - 2 * p}",
+        pads = self.geometry.pads(shape[first:])
+        out = self.geometry.output_size(shape[first:], pads)
+        for letter, count, smallest in zip(self._AXES, out, self.geometry.smallest_input(pads)):
+            self.check_input(count is None or count >= 1, f"{layout} with {letter} >= {smallest}",
                              shape)
-            out.append(count)
-        return shape[:first] + tuple(out)
+        return shape[:first] + out
 
 
 class _Pool2d(_Pooling):

@@ -14,7 +14,7 @@ from ..operations import linalg
 from ..operations import pooling as pooling_ops
 from ..operations import padding as padding_ops
 from ..operations import shape as shape_ops
-from ..geometry import output_size, pair, same_pads
+from ..geometry import ConvGeometry, pair
 from ..tensor import Tensor
 from .activation import Softmax
 from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair
@@ -256,6 +256,8 @@ class Pooling2d(Layer):
                 not all(0 <= p <= kw // 2 for p in (left, right)):
             raise ValueError(f"{name}: padding must be between 0 and half the kernel size "
                              f"{self.kernel_size}, got {padding!r}")
+        self.geometry = ConvGeometry(self.kernel_size, self.stride, (top, bottom, left, right),
+                                     pad_mode=self.pad_mode, name=name)
         self.count_include_pad = bool(count_include_pad)
 
     def extra_repr(self):
@@ -266,33 +268,19 @@ class Pooling2d(Layer):
             text += f", padding={self.padding}"
         return text + ("" if self.is_max else ", is_max=False")
 
-    def _pads(self, size, axis):
-        if self.pad_mode == "VALID":
-            return (0, 0)
-        if self.pad_mode == "NOTSET":
-            return self.padding[axis]
-        return same_pads(size, self.kernel_size[axis], self.stride[axis], 1,
-                         lower=self.pad_mode == "SAME_LOWER")
-
     def output_shape(self, input_shape):
         shape = tuple(input_shape)
         self.check_input(len(shape) == 4, "(N, C, H, W)", shape)
-        out = []
-        for axis in (0, 1):
-            size, kernel = shape[2 + axis], self.kernel_size[axis]
-            if size is None:
-                out.append(None)
-                continue
-            pads = self._pads(size, axis)
-            count = output_size(size, kernel, self.stride[axis], 1, pads)
-            self.check_input(count >= 1, f"(N, C, H, W) with {'HW'[axis]} >= "
-                             f"{kernel - pads[0] - pads[1]}", shape)
-            out.append(count)
-        return (shape[0], shape[1], out[0], out[1])
+        pads = self.geometry.pads(shape[2:])
+        out = self.geometry.output_size(shape[2:], pads)
+        for letter, count, smallest in zip("HW", out, self.geometry.smallest_input(pads)):
+            self.check_input(count is None or count >= 1, f"(N, C, H, W) with {letter} >= "
+                             f"{smallest}", shape)
+        return shape[:2] + out
 
     def forward(self, x):
         out_shape = self.output_shape(x.shape)
-        (top, bottom), (left, right) = self._pads(x.shape[2], 0), self._pads(x.shape[3], 1)
+        (top, bottom), (left, right) = self.geometry.pads(x.shape[2:])
         if top == bottom and left == right:
             if self.is_max:
                 return pooling_ops.max_pool2d(x, self.kernel_size, self.stride, (top, left))

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import conv as conv_ops
 from . import pooling as pooling_ops
-from ..geometry import output_size, pad_mode_argument, same_pads
+from ..geometry import ConvGeometry, output_size
 from .shape import reshape
 
 __all__ = ["conv1d", "max_pool1d", "avg_pool1d"]
@@ -44,28 +44,6 @@ def _check_sequence(x, op, channels="C"):
         raise ValueError(f"{op}: expected x of shape (N, {channels}, L), got {tuple(x.shape)}")
 
 
-def _conv_pads(padding, pad_mode, length, kernel, stride, dilation):
-    """(before, after) padding of the sequence, and the ``padding`` to hand to conv2d."""
-    mode = pad_mode_argument(pad_mode, "conv1d")
-    if isinstance(padding, str):
-        if padding.lower() not in ("same", "valid"):
-            raise ValueError(f"conv1d: padding must be an int, 'same' or 'valid', got "
-                             f"{padding!r}")
-        if mode == "NOTSET":
-            mode = "SAME_UPPER" if padding.lower() == "same" else "VALID"
-        forwarded = padding.lower()
-    else:
-        amount = _single(padding, "conv1d", "padding")
-        if amount < 0:
-            raise ValueError(f"conv1d: padding must be non-negative, got {padding!r}")
-        forwarded = (0, amount)
-    if mode == "VALID":
-        return (0, 0), mode, forwarded
-    if mode in ("SAME_UPPER", "SAME_LOWER"):
-        return same_pads(length, kernel, stride, dilation, mode == "SAME_LOWER"), mode, forwarded
-    return (forwarded[1], forwarded[1]), mode, forwarded
-
-
 def conv1d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NOTSET"):
     """1-D convolution (cross-correlation) of x (N, C, L) with W (out_channels, C / groups, k)
     and an optional bias b (out_channels,): :func:`conv2d` on x viewed as (N, C, 1, L).
@@ -87,19 +65,24 @@ def conv1d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NO
     stride = _positive(stride, "conv1d", "stride")
     dilation = _positive(dilation, "conv1d", "dilation")
     groups = conv_ops.check_conv_arguments("conv1d", x, W, b, groups, ("k",), ("L",))
+    if not isinstance(padding, str):
+        padding = _single(padding, "conv1d", "padding")
     out_channels, group_channels, kernel = W.shape
     n, _, length = x.shape
-    pads, mode, forwarded = _conv_pads(padding, pad_mode, length, kernel, stride, dilation)
-    span = dilation * (kernel - 1) + 1
+    geometry = ConvGeometry(kernel, stride, padding, dilation, groups, pad_mode, dims=1,
+                            name="conv1d")
+    (pads,) = geometry.pads((length,))
+    (span,) = geometry.spans()
     if span > length + pads[0] + pads[1]:
         raise ValueError(f"conv1d: kernel {kernel} with dilation {dilation} spans {span} "
                          f"elements, more than the padded input length "
                          f"{length + pads[0] + pads[1]} (x {tuple(x.shape)}, padding {pads})")
-    out_length = output_size(length, kernel, stride, dilation, pads)
-    y = conv_ops.conv2d(reshape(x, (n, x.shape[1], 1, length)),
-                        reshape(W, (out_channels, group_channels, 1, kernel)), b,
-                        stride=(1, stride), padding=forwarded, dilation=(1, dilation),
-                        groups=groups, pad_mode=mode)
+    (out_length,) = geometry.output_size((length,), (pads,))
+    image_geometry = ConvGeometry((1, kernel), (1, stride), (0, 0) + pads, (1, dilation),
+                                  groups, name="conv1d")
+    y = conv_ops.convolve(reshape(x, (n, x.shape[1], 1, length)),
+                          reshape(W, (out_channels, group_channels, 1, kernel)), b,
+                          image_geometry)
     return reshape(y, (n, out_channels, out_length))
 
 
