@@ -5,19 +5,13 @@ step aside for non-NumPy arrays) without the CPU-only paths: no Winograd (its tr
 tuned for CPU caches), no zero-row ReLU. A GPU-only kernel goes here, beside the portable one
 that its test compares with.
 """
-from . import convolution, normalization, pooling
-from .layout import as_layout                                             # noqa: F401
-from .im2col import pad2d                                                 # noqa: F401
+from . import convolution
+from .numpy_kernels import (as_layout, pad2d, conv2d_backward, max_pool2d_forward,   # noqa: F401
+                            max_pool2d_backward, avg_pool2d_forward, avg_pool2d_backward,
+                            batch_norm_forward, batch_norm_backward)         # portable already
 from ..device import get_array_module
 
 name = "cupy"
-conv2d_backward = convolution.backward
-max_pool2d_forward = pooling.max_pool2d_forward
-max_pool2d_backward = pooling.max_pool2d_backward
-avg_pool2d_forward = pooling.avg_pool2d_forward
-avg_pool2d_backward = pooling.avg_pool2d_backward
-batch_norm_forward = normalization.batch_norm_forward
-batch_norm_backward = normalization.batch_norm_backward
 
 
 def relu(x):

@@ -8,7 +8,7 @@ array([0., 2.], dtype=float32)
 from ..operations import activation as activation_ops
 from ..operations import dropout as dropout_ops
 from ..operations import softmax as softmax_ops
-from .base import Layer
+from .base import AxisLayer, Layer
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "Dropout"]
 
@@ -41,16 +41,12 @@ class Tanh(_Elementwise):
         return activation_ops.tanh(x)
 
 
-class Softmax(_Elementwise):
+class Softmax(AxisLayer, _Elementwise):
     """Softmax along ``axis``; the default axis=1 (the class axis of (N, C) or (N, C, ...)) is
     SINGA's, where PyTorch's nn.Softmax wants the axis named."""
 
     def __init__(self, axis=1):
-        super().__init__()
-        self.axis = int(axis)
-
-    def extra_repr(self):
-        return f"axis={self.axis}"
+        super().__init__(axis)
 
     def output_shape(self, input_shape):
         shape = tuple(input_shape)

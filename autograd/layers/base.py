@@ -293,6 +293,18 @@ class Layer:
         self.load_state_dict(values, strict=False)
 
 
+class AxisLayer(Layer):
+    """A layer whose one argument is an axis (Softmax, Flatten, Cat): kept as an int and shown
+    in the repr."""
+
+    def __init__(self, axis):
+        super().__init__()
+        self.axis = int(axis)
+
+    def extra_repr(self):
+        return f"axis={self.axis}"
+
+
 def _host_array(value):
     if isinstance(value, Tensor):
         return value.data

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..operations import elementwise as elementwise_ops
 from ..operations import shape as shape_ops
-from .base import Layer, shape_text
+from .base import AxisLayer, Layer, shape_text
 
 __all__ = ["Add", "Cat", "Reshape"]
 
@@ -37,16 +37,12 @@ class Add(Layer):
         return elementwise_ops.add(a, b)
 
 
-class Cat(Layer):
+class Cat(AxisLayer):
     """SINGA's Cat layer: ``Cat(axis)([x1, x2, ...])`` joins a list of tensors along ``axis``
     (``autograd.cat``); the other axes must match."""
 
     def __init__(self, axis=0):
-        super().__init__()
-        self.axis = int(axis)
-
-    def extra_repr(self):
-        return f"axis={self.axis}"
+        super().__init__(axis)
 
     def output_shape(self, input_shapes):
         """The joined shape for a list of input shapes."""

@@ -179,6 +179,7 @@ class _Pooling(Layer):
 
     _AXES = ("H", "W")
     _per_axis = staticmethod(_Convolution._per_axis)
+    _averaging = False
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False):
         super().__init__()
@@ -218,8 +219,19 @@ class _Pooling(Layer):
         return shape[:first] + out
 
 
+    def _extra_arguments(self):
+        return (self.count_include_pad,) if self._averaging else ()
+
+    def forward(self, x):
+        self.output_shape(x.shape)
+        operation = self._operations[self._averaging]
+        return operation(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                         *self._extra_arguments())
+
+
 class _Pool2d(_Pooling):
     _sizes = staticmethod(positive_pair)
+    _operations = (pooling_ops.max_pool2d, pooling_ops.avg_pool2d)      # max, average
 
     @staticmethod
     def _padding(padding, name):
@@ -228,6 +240,8 @@ class _Pool2d(_Pooling):
 
 class _Averaging:
     """``count_include_pad``, which average pooling adds to the pooling arguments."""
+
+    _averaging = True
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
@@ -244,20 +258,10 @@ class MaxPool2d(_Pool2d):
     kernel_size), -inf padding of at most half the kernel; ``ceil_mode`` keeps a last partial
     window."""
 
-    def forward(self, x):
-        self.output_shape(x.shape)
-        return pooling_ops.max_pool2d(x, self.kernel_size, self.stride, self.padding,
-                                      self.ceil_mode)
-
 
 class AvgPool2d(_Averaging, _Pool2d):
     """Average pooling (``autograd.avg_pool2d``), arguments as MaxPool2d; zero padding, counted
     in the divisor when ``count_include_pad`` (the default, as PyTorch)."""
-
-    def forward(self, x):
-        self.output_shape(x.shape)
-        return pooling_ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding,
-                                      self.ceil_mode, self.count_include_pad)
 
 
 class GlobalAvgPool2d(Layer):

@@ -78,8 +78,15 @@ class _Pool1d(_Pooling):
         self.check_input(len(shape) == 3 or (len(shape) == 4 and shape[2] == 1),
                          "(N, C, L) or (N, C, 1, L)", shape)
 
-    def _geometry(self):
-        return ((1, self.kernel_size), (1, self.stride), (0, self.padding), self.ceil_mode)
+    _operations = (conv1d_ops.max_pool1d, conv1d_ops.avg_pool1d)      # max, average
+
+    def forward(self, x):
+        if x.ndim != 4:
+            return super().forward(x)
+        self.output_shape(x.shape)              # SINGA's (N, C, 1, L): pooled as an image
+        operation = (pooling_ops.max_pool2d, pooling_ops.avg_pool2d)[self._averaging]
+        return operation(x, (1, self.kernel_size), (1, self.stride), (0, self.padding),
+                         self.ceil_mode, *self._extra_arguments())
 
 
 class MaxPool1d(_Pool1d):
@@ -87,21 +94,7 @@ class MaxPool1d(_Pool1d):
     (default kernel_size), -inf padding of at most half the kernel; ``ceil_mode`` keeps a last
     partial window."""
 
-    def forward(self, x):
-        self.output_shape(x.shape)
-        if x.ndim == 4:
-            return pooling_ops.max_pool2d(x, *self._geometry())
-        return conv1d_ops.max_pool1d(x, self.kernel_size, self.stride, self.padding,
-                                     self.ceil_mode)
-
 
 class AvgPool1d(_Averaging, _Pool1d):
     """Average pooling (``autograd.avg_pool1d``), arguments as MaxPool1d; zero padding, counted
     in the divisor when ``count_include_pad`` (the default, as PyTorch)."""
-
-    def forward(self, x):
-        self.output_shape(x.shape)
-        if x.ndim == 4:
-            return pooling_ops.avg_pool2d(x, *self._geometry(), self.count_include_pad)
-        return conv1d_ops.avg_pool1d(x, self.kernel_size, self.stride, self.padding,
-                                     self.ceil_mode, self.count_include_pad)

@@ -16,7 +16,7 @@ from ..operations import linalg
 from ..operations import shape as shape_ops
 from ..tensor import Tensor
 from .arguments import positive_int
-from .base import Layer, shape_text
+from .base import AxisLayer, Layer, shape_text
 from .init import check_scheme, initialize
 
 __all__ = ["Linear", "Embedding", "Flatten"]
@@ -127,17 +127,13 @@ class Embedding(Layer):
         return embedding_ops.embedding(ids, self.W)
 
 
-class Flatten(Layer):
+class Flatten(AxisLayer):
     """SINGA's flatten as a layer: (d0, ..., dn) -> (d0*...*d(axis-1), d(axis)*...*dn); with
     the default axis=1 an (N, C, H, W) batch becomes (N, C*H*W). A negative axis counts from
     the end (axis=-1 keeps the last dimension)."""
 
     def __init__(self, axis=1):
-        super().__init__()
-        self.axis = int(axis)
-
-    def extra_repr(self):
-        return f"axis={self.axis}"
+        super().__init__(axis)
 
     def output_shape(self, input_shape):
         shape = tuple(input_shape)
