@@ -22,6 +22,7 @@ if "numpy" not in _sys.modules:
 from . import device
 from .device import manual_seed
 from .tensor import Tensor
+from .tensor_interop import from_dlpack
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
 from .operations.base import Operation
 from .threads import set_num_threads, get_num_threads
