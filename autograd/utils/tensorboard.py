@@ -129,10 +129,10 @@ class SummaryWriter:
             raise TypeError(f"add_text: text_string must be a str, got "
                             f"{type(text_string).__name__}")
         tb = self._tb
+        # a 0-d string: the Text tab renders it as a paragraph (a 1-d one, as a table)
         tensor = tb["tensor_pb2"].TensorProto(
             dtype=tb["types_pb2"].DT_STRING, string_val=[text_string.encode("utf-8")],
-            tensor_shape=tb["tensor_shape_pb2"].TensorShapeProto(
-                dim=[tb["tensor_shape_pb2"].TensorShapeProto.Dim(size=1)]))
+            tensor_shape=tb["tensor_shape_pb2"].TensorShapeProto())
         metadata = tb["text_metadata"].create_summary_metadata(display_name=None,
                                                                description=None)
         self._write(self._writer, tag, dict(tensor=tensor, metadata=metadata), global_step,
