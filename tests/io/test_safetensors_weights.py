@@ -213,6 +213,26 @@ def test_offsets_past_the_end_are_an_error(path):
         load_safetensors(autograd.Linear(3, 2), path)
 
 
+def test_nested_metadata_is_an_error(path):
+    deep = {}
+    for _ in range(200):
+        deep = {"x": deep}
+    _raw_file(path, {"__metadata__": deep,
+                     "b": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, bytes(8))
+    with pytest.raises(CheckpointError, match="not a valid safetensors file"):
+        load_safetensors({"b": np.zeros(2, np.float32)}, path)
+
+
+def test_a_plain_dict_is_loaded_in_place_after_the_checks(path):
+    st_numpy.save_file({"b": np.arange(2, dtype=np.float32)}, path)
+    target = {"b": np.zeros(2, np.float32)}
+    kept = target["b"]
+    assert load_safetensors(target, path) == {}
+    assert target["b"] is kept and kept.tolist() == [0.0, 1.0]
+    with pytest.raises(CheckpointError, match=r"'b': the model has float64 \(2,\)"):
+        load_safetensors({"b": np.zeros(2)}, path)
+
+
 def test_a_truncated_file_is_an_error(path):
     save_safetensors(autograd.Linear(30, 20), path)
     with open(path, "r+b") as stream:
@@ -295,3 +315,25 @@ def test_our_model_into_pytorch_gives_the_same_outputs(path):
     with torch.no_grad():
         theirs = net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(_forward(model, x), theirs, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- the optional dependency
+def test_without_safetensors_the_error_names_the_extra(path, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "safetensors", None)        # as if not installed
+    monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
+    with pytest.raises(ImportError, match=r"save_safetensors: .*pip install -e \"\.\[interop\]\""):
+        save_safetensors(autograd.Linear(2, 2), path)
+    with pytest.raises(ImportError, match=r"load_safetensors: .*interop"):
+        load_safetensors(autograd.Linear(2, 2), path)
+
+
+def test_importing_autograd_imports_no_optional_package():
+    import subprocess
+    import sys
+    code = ("import sys, autograd; loaded = [m for m in ('safetensors', 'tensorboard', 'torch') "
+            "if m in sys.modules]; print(loaded)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, env=dict(os.environ, PYTHONPATH=root), check=True)
+    assert out.stdout.strip() == "[]"

@@ -130,3 +130,10 @@ def test_default_logdir_is_under_runs(tmp_path, monkeypatch):
 
 def test_exported_from_autograd():
     assert autograd.utils.SummaryWriter is SummaryWriter
+
+
+def test_without_tensorboard_the_error_names_the_extra(tmp_path, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "tensorboard.summary.writer.event_file_writer", None)
+    with pytest.raises(ImportError, match=r"SummaryWriter: .*pip install -e \"\.\[interop\]\""):
+        SummaryWriter(str(tmp_path))
