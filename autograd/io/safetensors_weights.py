@@ -46,7 +46,7 @@ import numpy as np
 
 from .checkpoint import _write_atomically
 from .restore import CheckpointError, check_targets, _restore_model
-from .state_tree import as_host_array
+from .state_tree import as_host_array, is_array
 
 __all__ = ["save_safetensors", "load_safetensors"]
 
@@ -202,8 +202,9 @@ def load_safetensors(model, path, strict=True, rename=None):
     Linear weight (see the module docstring); autograd's own names are taken as they are.
 
     As with checkpoints, nothing is half-loaded: the file is checked by the safetensors
-    library (header size, offsets, dtypes), then every name, shape and dtype is checked against
-    the model before anything is assigned. With ``strict`` (the default) a parameter missing
+    library (header size, offsets, dtypes); shapes and dtypes are compared with the model's
+    from the header, before any array is read; then every name, shape and dtype is checked
+    against the model before anything is assigned. With ``strict`` (the default) a parameter missing
     from the file or a name the model lacks is an error naming them. Every problem is a
     CheckpointError naming the path; a missing file is a FileNotFoundError.
     """
@@ -213,18 +214,28 @@ def load_safetensors(model, path, strict=True, rename=None):
     renamed = _renamer(rename, "load_safetensors")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_safetensors: no file at {path}")
-    state, metadata = _read(st, path, renamed, _layers_of(model))
+    state, metadata = _read(st, path, renamed, _layers_of(model), _expected(model))
     _restore_model(path, model, state, strict)
     return metadata
 
 
-def _read(st, path, renamed, layers):
+def _expected(model):
+    """``{name: (shape, dtype)}`` the model holds now (a lazy layer's future parameters are
+    not known yet: the full check after reading covers them)."""
+    get_states = getattr(model, "get_states", None)
+    states = get_states() if callable(get_states) else model if isinstance(model, Mapping) else {}
+    return {name: (tuple(value.shape), np.dtype(value.dtype))
+            for name, value in states.items() if is_array(value)}
+
+
+def _read(st, path, renamed, layers, expected):
     """``({model name: NumPy array}, metadata)`` from the file, names mapped and arrays
-    transposed; dtypes NumPy cannot hold are refused before any array is read."""
+    transposed. Dtypes NumPy cannot hold, and shapes and dtypes that differ from ``expected``,
+    are refused from the header, before any array is read."""
     try:
         with st.safe_open(path, framework="numpy") as archive:
             metadata = archive.metadata() or {}
-            plan, sources = {}, {}
+            plan, sources, mismatches = {}, {}, []
             for name in archive.keys():
                 target = _target(renamed(name), layers)
                 if target is None:
@@ -240,6 +251,15 @@ def _read(st, path, renamed, layers):
                         f"load_safetensors: {path}: {sources[model_name]!r} and {name!r} both "
                         f"map to {model_name!r}: fix rename")
                 plan[model_name], sources[model_name] = (name, transposed), name
+                shape = tuple(archive.get_slice(name).get_shape())
+                found = (shape[::-1] if transposed else shape, np.dtype(_DTYPES[dtype]))
+                if model_name in expected and found != expected[model_name]:
+                    mismatches.append(f"{name!r} (for {model_name!r}): the model has "
+                                      f"{expected[model_name][1]} {expected[model_name][0]}, "
+                                      f"the file {found[1]} {found[0]}")
+            if mismatches:
+                raise CheckpointError(f"load_safetensors: {path} does not fit the model: "
+                                      + "; ".join(mismatches))
             state = {}
             for model_name, (name, transposed) in plan.items():
                 array = archive.get_tensor(name)
