@@ -19,6 +19,8 @@ exchange (see docs/interop.md).
 """
 import numpy as np
 
+from .device import cpu, gpu
+
 __all__ = ["ExchangeMethods", "from_dlpack"]
 
 # DLPack device types (dlpack.h, DLDeviceType) that autograd can hold, and names for the rest.
@@ -27,6 +29,7 @@ _CUDA_TYPES = {2: "CUDA", 13: "CUDA managed"}                          # CuPy re
 _OTHER_TYPES = {4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "ROCm", 12: "ext_dev",
                 14: "oneAPI", 15: "WebGPU", 16: "Hexagon", 17: "MAIA"}
 _DLPACK_KINDS = "biufc"          # bool, signed and unsigned integers, floats, complex
+_PRODUCER_ERRORS = (BufferError, TypeError, ValueError, RuntimeError)
 
 
 class ExchangeMethods:
@@ -102,10 +105,8 @@ def from_dlpack(obj, requires_grad=False, copy=False):
                         f"__dlpack_device__), got {type(obj).__name__}{hint}")
     device_type, index = (int(v) for v in obj.__dlpack_device__())
     if device_type in _HOST_TYPES:
-        from .device import cpu
         device, array = cpu(), _import(np, obj, copy)
     elif device_type in _CUDA_TYPES:
-        from .device import gpu
         device = gpu(index)            # a clear RuntimeError without CuPy or without that GPU
         with device.activate():
             array = _import(device.xp, obj, copy)
@@ -120,9 +121,11 @@ def from_dlpack(obj, requires_grad=False, copy=False):
 def _import(xp, obj, copy):
     try:
         array = xp.from_dlpack(obj)
-    except (BufferError, TypeError, ValueError, RuntimeError) as error:
-        raise type(error)(f"from_dlpack: cannot take this {_type_name(obj)} "
-                          f"({xp.__name__}.from_dlpack: {error})") from error
+    except _PRODUCER_ERRORS as error:
+        # re-raised as the plain base type: a library's subclass may not take a message
+        base = next(kind for kind in _PRODUCER_ERRORS if isinstance(error, kind))
+        raise base(f"from_dlpack: cannot take this {_type_name(obj)} "
+                   f"({xp.__name__}.from_dlpack: {error})") from error
     return array.copy() if copy else array
 
 
