@@ -13,6 +13,7 @@ import types as _types
 from . import device
 from .device import manual_seed
 from .tensor import Tensor
+from .tensor_interop import from_dlpack
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
 from .operations.base import Operation
 from . import runtime
@@ -43,7 +44,7 @@ from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
-from . import opt, data, io, initializer, layer
+from . import opt, data, io, initializer, layer, utils
 from .io import save, load
 from .model import Model
 from . import graph as _graph

@@ -15,6 +15,7 @@ import numpy as np
 
 from .device import Device, cpu, get_default_device, device_of_array, move_array
 from .tensor_inplace import InPlaceMethods
+from .tensor_interop import ExchangeMethods
 from .operations.base import new_tensor
 from .operations.elementwise import AddScalar, MulScalar
 from .operations import (elementwise, linalg, reduction, unary, comparison, indexing,
@@ -27,7 +28,7 @@ __all__ = ["Tensor", "from_numpy", "to_numpy", "zeros", "ones", "zeros_like", "o
 float32, float64, int32, int64 = np.float32, np.float64, np.int32, np.int64   # SINGA's names
 
 
-class Tensor(InPlaceMethods):
+class Tensor(InPlaceMethods, ExchangeMethods):
     """``Tensor(shape=None, data=None, device=None, dtype=None, requires_grad=True,
     stores_grad=False, creator=None, name=None)``
 

@@ -5,6 +5,7 @@
     python examples/train_cnn.py --data ~/mnist      # MNIST IDX files from a folder
     python examples/train_cnn.py --save run.ckpt     # checkpoint after each epoch
     python examples/train_cnn.py --resume run.ckpt   # ... and carry on from it
+    python examples/train_cnn.py --logdir runs/cnn   # live curves: tensorboard --logdir runs
 
 It is a plain eager loop: forward, ``autograd.backward(loss)`` into the optimizer, repeat.
 """
@@ -51,6 +52,9 @@ def parse_arguments(argv):
     parser.add_argument("--resume", metavar="PATH", help="continue from a checkpoint")
     parser.add_argument("--plot", metavar="PNG", default="train_cnn_curves.png",
                         help="where to draw the loss and accuracy curves ('' for none)")
+    parser.add_argument("--logdir", metavar="DIR",
+                        help="log loss, accuracy, learning rate and gradient norm per step "
+                             "for TensorBoard (needs the interop extra)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit-batches", type=int, default=None,
                         help="train on at most this many batches per epoch (quick checks)")
@@ -96,6 +100,7 @@ def main(argv=None):
         first_epoch = int(extras["epoch"]) + 1
         history = {"loss": list(extras["loss"]), "accuracy": list(extras["accuracy"])}
 
+    writer = autograd.utils.SummaryWriter(args.logdir) if args.logdir else None
     start = time.perf_counter()
     for epoch in range(first_epoch, args.epochs):
         model.train()
@@ -109,9 +114,14 @@ def main(argv=None):
                 break
             logits = model(Tensor(data=x, device=device, requires_grad=False))
             loss = autograd.softmax_cross_entropy(logits, y)
+            lr, grad_squares = optimizer.lr_value, 0.0       # the rate this step uses
             for param, grad in autograd.backward(loss):
+                if writer is not None:
+                    grad_squares = grad_squares + (grad.data * grad.data).sum()
                 optimizer.update(param, grad)
             optimizer.step()
+            if writer is not None:
+                log_step(writer, epoch * steps + step, loss, logits, y, lr, grad_squares)
             # Sum the loss where it lives; reading it to the host every step would make a
             # GPU wait for each step to finish.
             loss_sum = loss_sum + loss.data * len(x)
@@ -127,10 +137,14 @@ def main(argv=None):
         history["accuracy"].append(accuracy)
         print(f"epoch {epoch + 1:2d}  train loss {history['loss'][-1]:.4f}  "
               f"test accuracy {accuracy:.2%}  ({time.perf_counter() - start:.1f} s)")
+        if writer is not None:
+            log_epoch(writer, epoch, history, model)
         if args.save:
             autograd.io.save(args.save, model=model, optimizer=optimizer, epoch=epoch,
                              loss=history["loss"], accuracy=history["accuracy"])
 
+    if writer is not None:
+        writer.close()
     elapsed = time.perf_counter() - start
     final = history["accuracy"][-1] if history["accuracy"] else float("nan")
     print(f"final test accuracy {final:.2%} in {elapsed:.1f} s on {device}")
@@ -138,6 +152,24 @@ def main(argv=None):
         plot_curves(history, args.plot)
         print(f"curves written to {args.plot}")
     return {"accuracy": final, "seconds": elapsed, "history": history}
+
+
+def log_step(writer, step, loss, logits, labels, lr, grad_squares):
+    """One training step for TensorBoard (reads the loss and logits to the host)."""
+    accuracy = float((logits.to_numpy().argmax(axis=1) == labels).mean())
+    writer.add_scalar("train/loss", loss, step)
+    writer.add_scalar("train/accuracy", accuracy, step)
+    writer.add_scalar("train/learning_rate", lr, step)
+    writer.add_scalar("train/gradient_norm", float(grad_squares) ** 0.5, step)
+
+
+def log_epoch(writer, epoch, history, model):
+    """The epoch's mean loss, test accuracy and weight distributions for TensorBoard."""
+    writer.add_scalar("epoch/train_loss", history["loss"][-1], epoch)
+    writer.add_scalar("epoch/test_accuracy", history["accuracy"][-1], epoch)
+    for name, param in model.get_params().items():
+        writer.add_histogram(f"weights/{name}", param, epoch)
+    writer.flush()
 
 
 def plot_curves(history, path):

@@ -1,6 +1,7 @@
 """SINGA's operation-only MLP: parameter Tensors and operations, no layers.
 
     python examples/train_mlp.py
+    python examples/train_mlp.py --logdir runs/mlp   # curves for TensorBoard, per step
 
 A two-layer perceptron on the bundled 8x8 digits (flattened to 64 features), written the way
 SINGA's examples/mlp/native.py is: matmul, add_bias, relu, softmax_cross_entropy, and
@@ -21,7 +22,10 @@ def main(argv=None):
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--limit-batches", type=int, default=None)
+    parser.add_argument("--logdir", metavar="DIR", help="log loss, accuracy, learning rate and "
+                        "gradient norm per step for TensorBoard (needs the interop extra)")
     args = parser.parse_args(argv)
+    writer = autograd.utils.SummaryWriter(args.logdir) if args.logdir else None
 
     autograd.manual_seed(0)
     (train_x, train_y), (test_x, test_y) = load_digits("train"), load_digits("test")
@@ -46,15 +50,29 @@ def main(argv=None):
         for step, (x, y) in enumerate(loader):
             if args.limit_batches is not None and step == args.limit_batches:
                 break
-            loss = autograd.softmax_cross_entropy(forward(Tensor(data=x, requires_grad=False)), y)
+            logits = forward(Tensor(data=x, requires_grad=False))
+            loss = autograd.softmax_cross_entropy(logits, y)
+            lr, grad_squares = sgd.lr_value, 0.0
             for p, gp in autograd.backward(loss):
+                grad_squares += float((gp.data * gp.data).sum()) if writer else 0.0
                 sgd.update(p, gp)
             sgd.step()
             total += loss.item()
+            if writer is not None:
+                global_step = epoch * len(loader) + step
+                writer.add_scalar("train/loss", loss, global_step)
+                writer.add_scalar("train/accuracy",
+                                  float((logits.to_numpy().argmax(axis=1) == y).mean()), global_step)
+                writer.add_scalar("train/learning_rate", lr, global_step)
+                writer.add_scalar("train/gradient_norm", grad_squares ** 0.5, global_step)
         with autograd.no_grad():
             predictions = forward(Tensor(data=test_x, requires_grad=False)).to_numpy()
         accuracy = float((predictions.argmax(axis=1) == test_y).mean())
         print(f"epoch {epoch + 1:2d}  loss {total / (step + 1):.4f}  test accuracy {accuracy:.2%}")
+        if writer is not None:
+            writer.add_scalar("epoch/test_accuracy", accuracy, epoch)
+    if writer is not None:
+        writer.close()
     return accuracy
 
 

@@ -42,6 +42,41 @@ def test_train_cnn_resumes_from_its_checkpoint(tmp_path):
     assert len(resumed["history"]["loss"]) == 2     # epoch 1 from the file, epoch 2 trained
 
 
+def test_train_cnn_logs_every_step_for_tensorboard(tmp_path):
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    result = load_example("train_cnn").main(
+        ["--epochs", "1", "--limit-batches", "4", "--batch-size", "16", "--lr", "0.03",
+         "--quiet", "--plot", "", "--logdir", str(tmp_path)])
+    events = accumulator.EventAccumulator(str(tmp_path))
+    events.Reload()
+    scalars = {tag: events.Scalars(tag) for tag in events.Tags()["scalars"]}
+    for tag in ("train/loss", "train/accuracy", "train/learning_rate", "train/gradient_norm"):
+        assert [e.step for e in scalars[tag]] == [0, 1, 2, 3], tag
+    losses = [e.value for e in scalars["train/loss"]]
+    # the epoch's loss is the mean over its (equal-sized) batches: the same numbers, summed
+    np.testing.assert_allclose(np.mean(losses), result["history"]["loss"][0], rtol=1e-5)
+    assert [e.value for e in scalars["train/learning_rate"]] == [np.float32(0.03)] * 4
+    assert all(0.0 <= e.value <= 1.0 for e in scalars["train/accuracy"])
+    assert all(np.isfinite(e.value) and e.value > 0 for e in scalars["train/gradient_norm"])
+    assert scalars["epoch/test_accuracy"][0].value == np.float32(result["accuracy"])
+    assert "weights/fc.W" in events.Tags()["histograms"]
+
+
+def test_train_mlp_logs_for_tensorboard(tmp_path):
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    accuracy = load_example("train_mlp").main(["--epochs", "2", "--limit-batches", "3",
+                                               "--logdir", str(tmp_path)])
+    events = accumulator.EventAccumulator(str(tmp_path))
+    events.Reload()
+    assert sorted(events.Tags()["scalars"]) == ["epoch/test_accuracy", "train/accuracy",
+                                                "train/gradient_norm", "train/learning_rate",
+                                                "train/loss"]
+    steps = [e.step for e in events.Scalars("train/loss")]
+    batches = steps[3]                      # epoch 2 starts at len(loader)
+    assert steps == [0, 1, 2, batches, batches + 1, batches + 2] and batches >= 3
+    assert [e.value for e in events.Scalars("epoch/test_accuracy")][-1] == np.float32(accuracy)
+
+
 def test_train_mlp_quick_run():
     accuracy = load_example("train_mlp").main(["--epochs", "2", "--limit-batches", "10"])
     assert accuracy > 0.3

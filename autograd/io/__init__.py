@@ -8,5 +8,6 @@
 ({'step': 10}, [0.0, 1.0, 2.0])
 """
 from .checkpoint import save, load, read, CheckpointError
+from .safetensors_weights import save_safetensors, load_safetensors
 
-__all__ = ["save", "load", "read", "CheckpointError"]
+__all__ = ["save", "load", "read", "CheckpointError", "save_safetensors", "load_safetensors"]
