@@ -7,8 +7,10 @@
 >>> [(p is w, g.to_numpy().ravel().tolist()) for p, g in autograd.backward(loss)]
 [(True, [6.0, 12.0])]
 """
-import sys as _sys
-import types as _types
+# The train/eval switch, read live by operations and layers: `autograd.training = False` stops
+# recording and puts BatchNorm and Dropout in evaluation mode (SINGA's spelling). Set before the
+# submodules import: autograd.graph reads it here.
+training = True
 
 from . import device
 from .device import manual_seed
@@ -47,22 +49,6 @@ from .layers import *                        # noqa: F401,F403  Layer, Linear, C
 from . import opt, data, io, initializer, layer, utils
 from .io import save, load
 from .model import Model
-from . import graph as _graph
 
 __version__ = "0.1.0"
 
-
-class _Module(_types.ModuleType):
-    """Makes ``autograd.training`` a live switch: reading and assigning it reaches the flag
-    that operations and layers consult (a plain module attribute would be a stale copy)."""
-
-    @property
-    def training(self):
-        return _graph.config.training
-
-    @training.setter
-    def training(self, value):
-        _graph.config.training = bool(value)
-
-
-_sys.modules[__name__].__class__ = _Module

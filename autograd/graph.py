@@ -11,44 +11,44 @@ tensor, and yields each parameter's gradient the moment its last consumer has ru
 are loops over explicit stacks, so depth is limited by memory, not by Python's recursion limit.
 """
 import functools
+import sys
 import threading
 
 from .device import get_array_module
 
 __all__ = ["backward", "gradients", "no_grad", "enable_grad", "is_recording", "set_debug"]
 
+# `autograd.training` is a plain attribute of the package (set in autograd/__init__.py) and the
+# only copy of the flag: operations and layers read it there, live, so that SINGA's
+# `autograd.training = False` works without any hook on the module.
+package = sys.modules[__package__]
+
 
 class _Config:
-    """Process-wide switches. ``training`` is exposed as ``autograd.training``.
+    """Process-wide switches besides ``autograd.training`` (which ``training`` reads and sets).
 
-    ``every_thread_records`` is True while training is on and no thread is inside ``no_grad``:
-    then an op need not read the thread-local flag (about 3% of the cost of recording an op)."""
+    ``no_thread_in_no_grad`` is True while no thread is inside ``no_grad``: then an op need not
+    read the thread-local flag (about 3% of the cost of recording an op)."""
     debug = False
 
     def __init__(self):
-        self._training = True
         self._threads_without_grad = 0
         self._lock = threading.Lock()
-        self.every_thread_records = True
+        self.no_thread_in_no_grad = True
 
     @property
     def training(self):
-        return self._training
+        return bool(package.training)
 
     @training.setter
     def training(self, value):
-        with self._lock:
-            self._training = bool(value)
-            self._refresh()
+        package.training = bool(value)
 
     def count_thread_without_grad(self, change):
         """A thread turned gradients off (+1) or back on (-1)."""
         with self._lock:
             self._threads_without_grad += change
-            self._refresh()
-
-    def _refresh(self):
-        self.every_thread_records = self._training and not self._threads_without_grad
+            self.no_thread_in_no_grad = not self._threads_without_grad
 
 
 config = _Config()
@@ -63,7 +63,7 @@ thread_state = _ThreadState()
 
 def is_recording():
     """True when operations called now are recorded for backward."""
-    return config.every_thread_records or (config.training and thread_state.grad_enabled)
+    return bool(package.training) and (config.no_thread_in_no_grad or thread_state.grad_enabled)
 
 
 class no_grad:

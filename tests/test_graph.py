@@ -371,28 +371,30 @@ def test_no_grad_is_thread_local():
     np.testing.assert_array_equal(g.data, [2.0, 2.0])
 
 
-def test_every_thread_records_flag_follows_nested_no_grad_enable_grad_and_training():
+def test_no_thread_in_no_grad_flag_follows_nested_no_grad_and_enable_grad():
     from autograd.graph import config
     w = _param([1.0])
-    assert config.every_thread_records
+    assert config.no_thread_in_no_grad
     with autograd.no_grad():
-        assert not config.every_thread_records and (w * 2.0).creator is None
+        assert not config.no_thread_in_no_grad and (w * 2.0).creator is None
         with autograd.no_grad():
             assert (w * 2.0).creator is None
         with autograd.enable_grad():
-            assert config.every_thread_records and (w * 2.0).creator is not None
-        assert not config.every_thread_records and (w * 2.0).creator is None
-    assert config.every_thread_records
+            assert config.no_thread_in_no_grad and (w * 2.0).creator is not None
+        assert not config.no_thread_in_no_grad and (w * 2.0).creator is None
+    assert config.no_thread_in_no_grad
     with pytest.raises(ZeroDivisionError):
         with autograd.no_grad():
             1 / 0
-    assert config.every_thread_records and (w * 2.0).creator is not None
+    assert config.no_thread_in_no_grad and (w * 2.0).creator is not None
     autograd.training = False
     try:
-        assert not config.every_thread_records and (w * 2.0).creator is None
+        assert config.no_thread_in_no_grad and (w * 2.0).creator is None
+        with autograd.enable_grad():      # enable_grad does not override the training switch
+            assert (w * 2.0).creator is None and not autograd.is_recording()
     finally:
         autograd.training = True
-    assert config.every_thread_records and (w * 2.0).creator is not None
+    assert (w * 2.0).creator is not None
 
 
 def test_threads_run_independent_graphs_at_once():
@@ -434,6 +436,29 @@ def test_training_flag_stops_recording_and_reads_back(restore_training):
     assert (w * 2.0).creator is None
     autograd.training = True
     assert autograd.training is True and (w * 2.0).creator is not None
+
+
+def test_training_is_a_plain_attribute_of_the_package_read_live(restore_training):
+    from autograd.graph import config
+    assert type(autograd) is types.ModuleType            # no class swap on the module
+    assert "training" in vars(autograd)
+    w = _param([1.0])
+    x = Tensor(data=np.array([1.0, 2.0]))
+    autograd.training = False
+    assert config.training is False
+    assert (w * 2.0).creator is None and autograd.add(w, x).creator is None
+    config.training = True               # what Model.train() and layers set: the same flag
+    assert autograd.training is True
+    assert (w * 2.0).creator is not None and autograd.add(w, x).creator is not None
+
+
+def test_training_flag_switches_layers_to_evaluation(restore_training):
+    drop = autograd.Dropout(0.5)
+    x = Tensor(data=np.ones((4, 64), np.float32))
+    autograd.training = False
+    np.testing.assert_array_equal(drop(x).data, x.data)     # evaluation: identity
+    autograd.training = True
+    assert (drop(x).data == 0).any()
 
 
 # ---------------------------------------------------------------- debug mode

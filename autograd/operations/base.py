@@ -22,7 +22,7 @@ import traceback
 
 import numpy as np
 
-from ..graph import config, is_recording, check_finite
+from ..graph import config, package, thread_state, check_finite
 
 __all__ = ["Operation"]
 
@@ -92,7 +92,8 @@ class Operation:
             array = x.data
             device = x.device
             cls = type(x)
-            record = (x.requires_grad and (config.every_thread_records or is_recording()) and
+            record = (x.requires_grad and package.training and
+                      (config.no_thread_in_no_grad or thread_state.grad_enabled) and
                       (x.stores_grad or x.creator is not None))
         except AttributeError:
             raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
@@ -117,7 +118,8 @@ class Operation:
 
     def _call_many(self, inputs):
         """``__call__`` for several inputs. Plain loops: a comprehension costs a call."""
-        record = config.every_thread_records or is_recording()
+        record = bool(package.training) and (config.no_thread_in_no_grad or
+                                             thread_state.grad_enabled)
         arrays = []
         needs = []
         try:
