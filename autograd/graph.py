@@ -1,14 +1,17 @@
 """The tape: when operations are recorded, and how ``backward`` walks them in reverse.
 
-Every recorded Operation keeps ``input_edges``: for each input, ``None`` when that input takes no
-gradient, else ``(creator, output_index, tensor_or_None, shape, dtype)`` where the tensor is kept
-only if it stores its gradient (a parameter). Edges point at operations, not at input tensors, so
-an intermediate array lives on only if some op saved it for backward.
+A recorded Operation is a node of the graph, and its record is ``input_edges``: for each input,
+``None`` when that input takes no gradient, else the edge ``(creator, output_index,
+tensor_or_None, shape, dtype)``: where the input's gradient goes (output ``output_index`` of the
+op ``creator``, and the tensor itself only if it stores its gradient, a parameter) and the shape
+and dtype it must have. An op with several outputs also records ``output_shapes``. Edges point at
+operations, not at input tensors, so an intermediate array lives on only if some op saved it.
 
-``backward`` first counts, for every operation reachable from ``y``, how many edges lead to it;
-it then runs the operations whose consumers are all done, summing the gradients that meet at a
-tensor, and yields each parameter's gradient the moment its last consumer has run. Both passes
-are loops over explicit stacks, so depth is limited by memory, not by Python's recursion limit.
+``backward`` works in two steps: :func:`_count_consumers` counts, for every operation reachable
+from ``y``, how many edges lead to it; :func:`_walk` then runs the operations whose consumers are
+all done, summing the gradients that meet at one output or parameter (:func:`accumulate`), and
+yields each parameter's gradient the moment its last consumer has run. Both are loops over
+explicit stacks, so depth is limited by memory, not by Python's recursion limit.
 """
 import functools
 import sys
@@ -28,10 +31,11 @@ class _Config:
     """Process-wide switches besides ``autograd.training`` (which ``training`` reads and sets).
 
     ``no_thread_in_no_grad`` is True while no thread is inside ``no_grad``: then an op need not
-    read the thread-local flag (about 3% of the cost of recording an op)."""
-    debug = False
+    read the thread-local flag (about 3% of the cost of recording an op). Both flags are
+    instance attributes: Python 3.11 reads those faster than class attributes."""
 
     def __init__(self):
+        self.debug = False
         self._threads_without_grad = 0
         self._lock = threading.Lock()
         self.no_thread_in_no_grad = True
@@ -186,19 +190,6 @@ def _count_consumers(root):
     return op_consumers, tensor_consumers
 
 
-def _gradient_error(op, index, gradient, shape, dtype):
-    """The RuntimeError for a gradient that does not fit its input (the walk's slow path)."""
-    name = type(op).__name__
-    if not hasattr(gradient, "shape"):    # a Python number or list: say so plainly
-        return RuntimeError(f"{name}.backward returned a {type(gradient).__name__} for input "
-                            f"{index}; expected an array of shape {shape} (or None)")
-    if gradient.shape != shape:
-        return RuntimeError(f"{name}.backward returned a gradient of shape {gradient.shape} "
-                            f"for input {index}, whose shape is {shape}")
-    return RuntimeError(f"{name}.backward returned a {gradient.dtype} gradient for input "
-                        f"{index}, which is {dtype}")
-
-
 def backward(y, dy=None, retain_graph=False):
     """Walk the graph that produced ``y`` and yield ``(param, grad)`` for every tensor with
     ``stores_grad=True`` that ``y`` depends on, each once, as soon as its gradient is complete.
@@ -229,43 +220,35 @@ def backward(y, dy=None, retain_graph=False):
 
 
 def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
-    """The generator behind :func:`backward`. It runs once per op of every training step, so
-    the helpers it would call are written out inline."""
-    wrap = type(y).from_gradient
+    """The generator behind :func:`backward`. Each turn takes an op whose consumers have all
+    run, calls its backward on its output gradients, checks each input gradient against the
+    edge it flows along, and passes it on: to a parameter (yielded once its sum is complete)
+    and to the op that made that input (ready once its last consumer is done).
+
+    A ready op carries its gradient: one array (or None) for a one-output op, a list for several
+    outputs. It runs once per op of every step, so the chain's path (one output, one consumer)
+    is written out here and the helpers are only on the others."""
     if y.stores_grad:
-        yield y, wrap(dy, y.device)
-    slots = [None] * len(root.output_shapes) if root.output_shapes else [None]
-    slots[y.output_index] = dy
-    output_grads = {}           # op -> gradients of its outputs, while consumers remain
-    tensor_grads = {}
+        yield y, y.new_output(dy)
+    ready = [(root, dy if root.output_shapes is None else _slots(root, y.output_index, dy))]
+    del dy
+    pending = {}                # op -> what its outputs received, while consumers remain
+    partial_sums = {}           # parameter -> its gradient so far, while consumers remain
     debug = config.debug
-    ready = [(root, slots)]     # ops whose every consumer has run, with their output gradients
-    del dy, slots
     while ready:
         op, grads = ready.pop()
         edges = op.input_edges
-        if len(grads) == 1:
-            gradient = grads[0]
-            flowing = gradient is not None
-            if flowing:
-                input_grads = op.backward(gradient)   # cheaper than unpacking *grads
+        if grads is not None and type(grads) is not list:
+            input_grads = op.backward(grads)          # one output: no *grads unpacking
         else:
-            flowing = any(g is not None for g in grads)
-            if flowing:
-                if any(g is None for g in grads):
-                    grads = _fill_missing(op, grads)
-                input_grads = op.backward(*grads)
-        if flowing:
-            if type(input_grads) is not tuple:
-                input_grads = tuple(input_grads) if type(input_grads) is list else (input_grads,)
-            if len(input_grads) != len(edges):
-                raise RuntimeError(
-                    f"{type(op).__name__}.backward returned {len(input_grads)} gradient(s) for "
-                    f"{len(edges)} input(s)")
-            if debug:
-                check_finite(op, input_grads, "backward")
-        else:
-            input_grads = (None,) * len(edges)    # nothing flows in: nothing flows out
+            input_grads = _backward_of_several(op, grads, len(edges))
+        if type(input_grads) is not tuple:
+            input_grads = tuple(input_grads) if type(input_grads) is list else (input_grads,)
+        if len(input_grads) != len(edges):
+            raise RuntimeError(f"{type(op).__name__}.backward returned {len(input_grads)} "
+                               f"gradient(s) for {len(edges)} input(s)")
+        if debug:
+            check_finite(op, input_grads, "backward")
         if not retain_graph:
             op.saved = ()
             op.input_edges = None
@@ -281,57 +264,93 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
                 except AttributeError:
                     fits = False
                 if not fits:
-                    index = next(i for i, e in enumerate(edges) if e is edge)
-                    raise _gradient_error(op, index, gradient, shape, dtype)
+                    raise _gradient_error(op, edges, edge, gradient)
             if tensor is not None:
-                # Never `total += gradient`: either may be an array shared with another input.
-                total = tensor_grads.pop(tensor, None)
-                if total is not None:
-                    gradient = total if gradient is None else total + gradient
-                remaining = tensor_consumers[tensor] - 1
-                if remaining:
-                    tensor_consumers[tensor] = remaining
-                    tensor_grads[tensor] = gradient
-                    continue
-                del tensor_consumers[tensor]
+                gradient = _gather(partial_sums, tensor_consumers, tensor, gradient, shape, dtype)
                 if gradient is None:
-                    gradient = get_array_module(tensor.data).zeros(shape, dtype)
-                yield tensor, wrap(gradient, tensor.device)
+                    continue            # more consumers of this parameter to come
+                yield tensor, tensor.new_output(gradient)
             if source is None:
                 continue
             remaining = op_consumers[source] - 1
-            if not remaining and source.output_shapes is None:
-                # The last consumer of a one-output op (every op of a chain): it is ready, and
-                # its gradient skips the dict unless earlier consumers left a partial sum.
-                slots = output_grads.pop(source, None)
-                if slots is not None and slots[0] is not None:
-                    gradient = slots[0] if gradient is None else slots[0] + gradient
-                ready.append((source, [gradient]))
-                slots = None
-                continue
-            op_consumers[source] = remaining
-            slots = output_grads.get(source)
-            if slots is None:
-                slots = [None] * len(source.output_shapes) if source.output_shapes else [None]
-                output_grads[source] = slots
-                slots[output_index] = gradient
+            if remaining or source.output_shapes is not None or source in pending:
+                op_consumers[source] = remaining
+                _add_pending(pending, source, output_index, gradient)
+                if not remaining:
+                    ready.append((source, pending.pop(source)))
             else:
-                total = slots[output_index]
-                if total is not None and gradient is not None:
-                    slots[output_index] = total + gradient
-                elif gradient is not None:
-                    slots[output_index] = gradient
-            if not remaining:
-                ready.append((source, output_grads.pop(source)))
-            slots = total = None      # a paused walk must not keep consumed gradients alive
-        del input_grads, gradient
+                ready.append((source, gradient))    # its only consumer: straight on
+        del input_grads, gradient   # a paused walk must not keep consumed gradients alive
 
 
-def _fill_missing(op, grads):
-    """Zeros for the outputs of a multi-output op that nothing downstream used."""
-    xp = get_array_module(next(g for g in grads if g is not None))
-    return [xp.zeros(shape, dtype) if g is None else g
-            for g, (shape, dtype) in zip(grads, op.output_shapes)]
+def accumulate(total, gradient):
+    """The sum of two gradients that meet at one tensor or output (None: nothing flowed).
+    Never ``total += gradient``: either may be an array shared with another input's gradient."""
+    if total is None:
+        return gradient
+    if gradient is None:
+        return total
+    return total + gradient
+
+
+def _slots(op, output_index, gradient):
+    """The gradients of a several-output op's outputs: ``gradient`` at one, None elsewhere."""
+    slots = [None] * len(op.output_shapes)
+    slots[output_index] = gradient
+    return slots
+
+
+def _add_pending(pending, op, output_index, gradient):
+    """Sum ``gradient`` into what ``op``'s output ``output_index`` has received so far."""
+    if op.output_shapes is None:
+        pending[op] = accumulate(pending.get(op), gradient)
+    elif op in pending:
+        slots = pending[op]
+        slots[output_index] = accumulate(slots[output_index], gradient)
+    else:
+        pending[op] = _slots(op, output_index, gradient)
+
+
+def _gather(partial_sums, consumers, tensor, gradient, shape, dtype):
+    """One more consumer's gradient for a parameter: its complete gradient after the last one
+    (zeros if nothing flowed), else None."""
+    gradient = accumulate(partial_sums.pop(tensor, None), gradient)
+    remaining = consumers[tensor] - 1
+    if remaining:
+        consumers[tensor] = remaining
+        partial_sums[tensor] = gradient
+        return None
+    del consumers[tensor]
+    if gradient is None:
+        gradient = get_array_module(tensor.data).zeros(shape, dtype)
+    return gradient
+
+
+def _backward_of_several(op, grads, count):
+    """An op's input gradients when it has several outputs (those nothing used get zeros) or
+    when no gradient flowed into it (then none flows out)."""
+    if grads is None or all(g is None for g in grads):
+        return (None,) * count
+    if any(g is None for g in grads):
+        xp = get_array_module(next(g for g in grads if g is not None))
+        grads = [xp.zeros(shape, dtype) if g is None else g
+                 for g, (shape, dtype) in zip(grads, op.output_shapes)]
+    return op.backward(*grads)
+
+
+def _gradient_error(op, edges, edge, gradient):
+    """The RuntimeError for a gradient that does not fit the input its ``edge`` leads to."""
+    name = type(op).__name__
+    index = next(i for i, e in enumerate(edges) if e is edge)
+    shape, dtype = edge[3], edge[4]
+    if not hasattr(gradient, "shape"):    # a Python number or list: say so plainly
+        return RuntimeError(f"{name}.backward returned a {type(gradient).__name__} for input "
+                            f"{index}; expected an array of shape {shape} (or None)")
+    if gradient.shape != shape:
+        return RuntimeError(f"{name}.backward returned a gradient of shape {gradient.shape} "
+                            f"for input {index}, whose shape is {shape}")
+    return RuntimeError(f"{name}.backward returned a {gradient.dtype} gradient for input "
+                        f"{index}, which is {dtype}")
 
 
 def gradients(y, dy=None, retain_graph=False):

@@ -16,7 +16,6 @@ import numpy as np
 from .device import Device, cpu, get_default_device, device_of_array, move_array
 from .tensor_inplace import InPlaceMethods
 from .tensor_interop import ExchangeMethods
-from .operations.base import new_tensor
 from .operations.elementwise import AddScalar, MulScalar
 from .operations import (elementwise, linalg, reduction, unary, comparison, indexing,
                          shape as shape_ops)
@@ -26,6 +25,7 @@ __all__ = ["Tensor", "from_numpy", "to_numpy", "zeros", "ones", "zeros_like", "o
            "float32", "float64", "int32", "int64"]
 
 float32, float64, int32, int64 = np.float32, np.float64, np.int32, np.int64   # SINGA's names
+_ndarray, _new_object = np.ndarray, object.__new__    # module globals: one lookup, not two
 
 
 class Tensor(InPlaceMethods, ExchangeMethods):
@@ -96,14 +96,34 @@ class Tensor(InPlaceMethods, ExchangeMethods):
                 raise type(error)(f"Tensor: cannot make a {np.dtype(dtype or np.float32)} "
                                   f"array from this {type(data).__name__} ({error})") from None
 
-    # The fast constructor ops use for their outputs (no argument checks, no copy). Operation
-    # calls the plain function: binding a classmethod per op cost ~1,100 instructions.
-    from_operation = classmethod(new_tensor)
+    def new_output(self, data, creator=None, output_index=0):
+        """A Tensor of this one's class and device holding ``data`` (no checks, no copy), made
+        by ``creator``'s output ``output_index``: the fast constructor an Operation uses for its
+        outputs (its first input's ``new_output``) and ``backward`` for gradients. A method, not
+        a classmethod: binding a classmethod per op cost ~1,100 instructions."""
+        if type(data) is not _ndarray and isinstance(data, np.generic):
+            data = np.asarray(data)           # NumPy reductions return scalars, not 0-d arrays
+        t = _new_object(type(self))
+        t.data = data
+        t.device = self.device
+        t.creator = creator
+        t.output_index = output_index
+        t.requires_grad = creator is not None
+        t.stores_grad = False
+        t.name = None
+        return t
+
+    @classmethod
+    def from_operation(cls, data, device, creator=None, output_index=0):
+        """:meth:`new_output` for a caller that has a class and a device, not a tensor."""
+        like = _new_object(cls)
+        like.device = device
+        return like.new_output(data, creator, output_index)
 
     @classmethod
     def from_gradient(cls, data, device):
         """A gradient as backward yields it: a plain Tensor needing no gradient itself."""
-        return cls.from_operation(data, device, None, 0)
+        return cls.from_operation(data, device)
 
     # ------------------------------------------------------------ what it is
     shape = property(lambda self: self.data.shape, doc="The array's shape, a tuple.")
@@ -168,7 +188,7 @@ class Tensor(InPlaceMethods, ExchangeMethods):
 
     def detach(self):
         """The same data as a leaf that requires no gradient (shares the array)."""
-        return Tensor.from_operation(self.data, self.device, None, 0)
+        return self.new_output(self.data)
 
     def as_type(self, dtype):
         """A copy converted to ``dtype``, outside any graph (use it to cast explicitly)."""

@@ -180,6 +180,48 @@ def test_parameter_that_is_also_an_intermediate_is_yielded_once_with_the_full_su
     np.testing.assert_allclose(grads[id(x)], [18.0, 36.0])
 
 
+def test_accumulate_sums_what_flowed_and_never_writes_into_either_array():
+    from autograd.graph import accumulate
+    a, b = np.array([1.0, 2.0]), np.array([10.0, 20.0])
+    assert accumulate(None, None) is None
+    assert accumulate(a, None) is a and accumulate(None, b) is b
+    total = accumulate(a, b)
+    np.testing.assert_array_equal(total, [11.0, 22.0])
+    assert total is not a and total is not b
+    np.testing.assert_array_equal(a, [1.0, 2.0])
+    np.testing.assert_array_equal(b, [10.0, 20.0])
+
+
+def test_gradients_meeting_at_each_output_of_a_several_output_op_are_summed():
+    # y1 = a + b and y2 = a * b are each used twice, and y2 once more through an op whose
+    # backward gives nothing: every path's gradient must meet in the right output's sum.
+    class Pair(Operation):
+        def forward(self, a, b):
+            self.save_for_backward(a, b)
+            return a + b, a * b
+
+        def backward(self, dy1, dy2):
+            a, b = self.saved
+            return dy1 + b * dy2, dy1 + a * dy2
+
+    class Nothing(Operation):
+        def forward(self, x):
+            return x * 0.0
+
+        def backward(self, dy):
+            return None
+
+    a_np, b_np = np.array([0.5, -1.0]), np.array([2.0, 3.0])
+    a, b = _param(a_np), _param(b_np)
+    y1, y2 = Pair()(a, b)
+    loss = autograd.sum(y1 * y1 + 3.0 * y1 + y2 * y2 + Nothing()(y2) + 2.0 * y2)
+    grads = autograd.gradients(loss)
+    d1 = 2 * (a_np + b_np) + 3.0          # d loss / d y1
+    d2 = 2 * (a_np * b_np) + 2.0          # d loss / d y2
+    np.testing.assert_allclose(grads[a].data, d1 + b_np * d2)
+    np.testing.assert_allclose(grads[b].data, d1 + a_np * d2)
+
+
 # ---------------------------------------------------------------- deep and odd graphs
 
 def test_ten_thousand_op_chain_backward_is_iterative():

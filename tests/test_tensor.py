@@ -204,6 +204,33 @@ def test_detach_shares_data_outside_the_graph():
     assert (d * 3.0).creator is None
 
 
+def test_new_output_is_a_tensor_of_the_same_class_and_device_holding_the_array():
+    class Named(Tensor):
+        __slots__ = ()
+
+    w = Named(data=[1.0, 2.0], stores_grad=True)
+    out = np.array([3.0, 4.0], np.float32)
+    creator = object()
+    t = w.new_output(out, creator, 1)
+    assert type(t) is Named and t.device is w.device and t.data is out      # no copy
+    assert (t.creator, t.output_index, t.requires_grad, t.stores_grad, t.name) == \
+        (creator, 1, True, False, None)
+    leaf = w.new_output(out)
+    assert leaf.creator is None and leaf.requires_grad is False and leaf.output_index == 0
+    # NumPy reductions return scalars: kept as 0-d arrays, as every Tensor holds an array
+    s = w.new_output(np.float32(2.5))
+    assert type(s.data) is np.ndarray and s.data.shape == () and s.data.dtype == np.float32
+
+
+def test_from_operation_and_from_gradient_build_like_new_output():
+    out = np.array([1.0], np.float64)
+    t = Tensor.from_operation(out, cpu(), None, 0)
+    g = Tensor.from_gradient(out, cpu())
+    for made in (t, g):
+        assert type(made) is Tensor and made.data is out and made.device is cpu()
+        assert made.creator is None and made.requires_grad is False and not made.stores_grad
+
+
 def test_numpy_conversion_of_a_cpu_tensor():
     t = Tensor(data=[1.0, 2.0])
     assert np.asarray(t) is t.data

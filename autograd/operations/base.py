@@ -20,31 +20,11 @@ links the outputs to it so that ``autograd.backward`` can call its backward late
 import os
 import traceback
 
-import numpy as np
-
 from ..graph import config, package, thread_state, check_finite
 
 __all__ = ["Operation"]
 
 _NO_INPUT = object()      # what Operation.__call__ gets when called with no input at all
-_ndarray, _new_object = np.ndarray, object.__new__    # module globals: one lookup, not two
-
-
-def new_tensor(cls, data, device, creator, output_index):
-    """A ``cls`` (Tensor) holding ``data``, made by ``creator``'s output ``output_index``: the
-    fast constructor for op outputs and gradients (no argument checks, no copy); it is
-    ``Tensor.from_operation``."""
-    if type(data) is not _ndarray and isinstance(data, np.generic):
-        data = np.asarray(data)           # NumPy reductions return scalars, not 0-d arrays
-    t = _new_object(cls)
-    t.data = data
-    t.device = device
-    t.creator = creator
-    t.output_index = output_index
-    t.requires_grad = creator is not None
-    t.stores_grad = False
-    t.name = None
-    return t
 
 
 class Operation:
@@ -84,95 +64,86 @@ class Operation:
             self.saved = arrays
 
     def __call__(self, x=_NO_INPUT, *others):
-        # The commonest case, one input, is written out here without the lists of the general
-        # path (_call_many): it saves about a fifth of the recording cost of a unary op.
-        if others or x is _NO_INPUT:
-            return self._call_many(() if x is _NO_INPUT else (x, *others))
-        try:
-            array = x.data
-            device = x.device
-            cls = type(x)
-            record = (x.requires_grad and package.training and
-                      (config.no_thread_in_no_grad or thread_state.grad_enabled) and
-                      (x.stores_grad or x.creator is not None))
-        except AttributeError:
-            raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
-                            f"({type(x).__name__})") from None
-        if record:
-            self.needs_input_grad = (True,)
-        else:
-            self.recording = False      # the class says True: one attribute write saved per op
+        """Run ``forward`` on the inputs' arrays; when recording is on and some input needs a
+        gradient, record this op with one edge per input and make it the outputs' creator."""
         debug = config.debug
         if debug:
             self.created_at = _user_line()
-        outputs = self.forward(array)
+        if others or x is _NO_INPUT:
+            arrays, edges = self._record_inputs(() if x is _NO_INPUT else (x, *others))
+            outputs = self.forward(*arrays)
+        else:
+            # One input, the commonest case, without the lists and loops of several: it saves
+            # about a fifth of the recording cost of a unary op.
+            try:
+                array = x.data
+                record = (x.requires_grad and package.training and
+                          (config.no_thread_in_no_grad or thread_state.grad_enabled) and
+                          (x.stores_grad or x.creator is not None))
+            except AttributeError:
+                raise _not_tensors(self, (x,)) from None
+            if record:
+                self.needs_input_grad = (True,)
+                edges = (_edge(x, array),)
+            else:
+                self.recording = False      # the class says True: one attribute write saved
+                edges = None
+            outputs = self.forward(array)
         if type(outputs) is tuple:
-            return self._wrap_outputs(outputs, (x,), [array], [record], device, cls, record)
+            return self._wrap_outputs(outputs, x, edges)
         if debug:
             check_finite(self, (outputs,), "forward")
-        if not record:
-            return new_tensor(cls, outputs, device, None, 0)
-        self.input_edges = ((x.creator, x.output_index, x if x.stores_grad else None,
-                             array.shape, array.dtype),)
-        return new_tensor(cls, outputs, device, self, 0)
+        if edges is None:
+            return x.new_output(outputs)
+        self.input_edges = edges
+        return x.new_output(outputs, self, 0)
 
-    def _call_many(self, inputs):
-        """``__call__`` for several inputs. Plain loops: a comprehension costs a call."""
-        record = bool(package.training) and (config.no_thread_in_no_grad or
-                                             thread_state.grad_enabled)
+    def _record_inputs(self, inputs):
+        """``__call__``'s first step for several inputs: their arrays, and the edges to record
+        (None when nothing is recorded). Plain loops: a comprehension costs a call."""
+        recording = package.training and (config.no_thread_in_no_grad or
+                                          thread_state.grad_enabled)
         arrays = []
         needs = []
         try:
             for t in inputs:
                 arrays.append(t.data)
-                needs.append(t.requires_grad and record and
-                             (t.stores_grad or t.creator is not None))
-            first = inputs[0]
-            device = first.device
-            cls = type(first)
-            if len(inputs) > 1:
-                _check_compatible(self, inputs, arrays)
-        except (AttributeError, IndexError):
-            raise TypeError(f"{type(self).__name__}: expected Tensor inputs, got "
-                            f"({', '.join(type(t).__name__ for t in inputs)})") from None
-        record = record and True in needs
-        if record:
-            self.needs_input_grad = tuple(needs)
-        else:
+                needs.append(bool(recording and t.requires_grad and
+                                  (t.stores_grad or t.creator is not None)))
+            if not inputs:
+                raise AttributeError("no input")
+            _check_compatible(self, inputs, arrays)
+        except AttributeError:
+            raise _not_tensors(self, inputs) from None
+        if True not in needs:
             self.recording = False
-        if config.debug:
-            self.created_at = _user_line()
-        outputs = self.forward(*arrays)
-        if type(outputs) is tuple:
-            return self._wrap_outputs(outputs, inputs, arrays, needs, device, cls, record)
-        if config.debug:
-            check_finite(self, (outputs,), "forward")
-        if not record:
-            return new_tensor(cls, outputs, device, None, 0)
-        self.input_edges = _edges(inputs, arrays, needs)
-        return new_tensor(cls, outputs, device, self, 0)
+            return arrays, None
+        self.needs_input_grad = tuple(needs)
+        edges = []
+        for t, a, need in zip(inputs, arrays, needs):
+            edges.append(_edge(t, a) if need else None)
+        return arrays, edges
 
-    def _wrap_outputs(self, outputs, inputs, arrays, needs, device, cls, record):
-        """Several outputs: each becomes a Tensor whose output_index says which it is."""
+    def _wrap_outputs(self, outputs, like, edges):
+        """Several outputs: each becomes a Tensor (``like``'s class and device) whose
+        ``output_index`` says which it is."""
         if config.debug:
             check_finite(self, outputs, "forward")
-        if not record:
-            return tuple([new_tensor(cls, o, device, None, 0) for o in outputs])
-        self.input_edges = _edges(inputs, arrays, needs)
+        if edges is None:
+            return tuple([like.new_output(o) for o in outputs])
+        self.input_edges = edges
         self.output_shapes = [(o.shape, o.dtype) for o in outputs]
-        return tuple([new_tensor(cls, o, device, self, i) for i, o in enumerate(outputs)])
+        return tuple([like.new_output(o, self, i) for i, o in enumerate(outputs)])
 
 
-def _edges(inputs, arrays, needs):
-    """One graph edge per input (see autograd.graph): None where no gradient is needed."""
-    edges = []
-    for t, a, need in zip(inputs, arrays, needs):
-        if need:
-            edges.append((t.creator, t.output_index, t if t.stores_grad else None,
-                          a.shape, a.dtype))
-        else:
-            edges.append(None)
-    return edges
+def _edge(t, array):
+    """The graph edge of input ``t`` whose array is ``array`` (see autograd.graph)."""
+    return (t.creator, t.output_index, t if t.stores_grad else None, array.shape, array.dtype)
+
+
+def _not_tensors(op, inputs):
+    return TypeError(f"{type(op).__name__}: expected Tensor inputs, got "
+                     f"({', '.join(type(t).__name__ for t in inputs)})")
 
 
 def _check_compatible(op, inputs, arrays):

@@ -137,6 +137,53 @@ def test_op_called_on_non_tensors_is_type_error(recording):
             Square()()
 
 
+class Pair(Operation):
+    """(y1, y2) = (a + b, a * b).   da = dy1 + b dy2, db = dy1 + a dy2"""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a + b, a * b
+
+    def backward(self, dy1, dy2):
+        a, b = self.saved
+        return dy1 + b * dy2, dy1 + a * dy2
+
+
+def test_one_input_and_several_inputs_record_the_same_edges():
+    w = _param([[1.0, 2.0]])
+    h = w * 2.0
+    data = Tensor(data=np.ones((1, 2)), requires_grad=False)
+    expected_h = (h.creator, 0, None, (1, 2), np.dtype(np.float64))
+    expected_w = (None, 0, w, (1, 2), np.dtype(np.float64))
+    one = Square()
+    one(h)
+    assert tuple(one.input_edges) == (expected_h,)
+    several = Pair()
+    y1, y2 = several(w, h)
+    assert tuple(several.input_edges) == (expected_w, expected_h)
+    assert several.needs_input_grad == (True, True)
+    assert several.output_shapes == [((1, 2), np.dtype(np.float64))] * 2
+    assert (y1.creator, y1.output_index, y2.creator, y2.output_index) == \
+        (several, 0, several, 1)
+    mixed = Pair()
+    mixed(data, w)
+    assert tuple(mixed.input_edges) == (None, expected_w)
+    assert mixed.needs_input_grad == (False, True)
+
+
+def test_several_outputs_unrecorded_are_plain_tensors_of_the_input_class():
+    a, b = Tensor(data=[1.0, 2.0]), Tensor(data=[3.0, 4.0])
+    with autograd.no_grad():
+        op = Pair()
+        s, p = op(_param([1.0, 2.0]), _param([3.0, 4.0]))
+    assert op.input_edges is None and op.saved == ()
+    assert s.creator is None and p.creator is None and not s.requires_grad
+    np.testing.assert_array_equal(s.data, [4.0, 6.0])
+    np.testing.assert_array_equal(p.data, [3.0, 8.0])
+    s, p = Pair()(a, b)          # inputs that need no gradient: nothing recorded either
+    assert s.creator is None and type(p) is Tensor
+
+
 def test_op_without_forward_or_backward_says_so():
     class Empty(Operation):
         pass
