@@ -322,7 +322,8 @@ class GradientBuckets:
 
 
 def _contiguous_writable(array):
-    if array.flags.c_contiguous and array.flags.writeable:
+    # CuPy's flags have no ``writeable``: its arrays always are
+    if array.flags.c_contiguous and getattr(array.flags, "writeable", True):
         return array
     return get_array_module(array).ascontiguousarray(array).copy()
 

@@ -46,12 +46,15 @@ def batches(world_size):
     return x, y
 
 
-def trained(dist, make_optimizer, max_norm=None, **dist_options):
+def trained(dist, make_optimizer, max_norm=None, device=None, **dist_options):
     """(parameters after data-parallel training, parameters of one process on the
     concatenated batches), both starting from rank 0's initial weights."""
     rank, world = dist.rank, dist.world_size
+    device = device or autograd.device.cpu()
     autograd.manual_seed(rank)                 # ranks start different: broadcast must fix it
     model, reference = Net(), Net()
+    model.to_device(device)
+    reference.to_device(device)
     distributed = opt.DistOpt(make_optimizer(), communicator=dist.communicator,
                               max_norm=max_norm, **dist_options)
     distributed.broadcast_parameters(model)
@@ -61,10 +64,10 @@ def trained(dist, make_optimizer, max_norm=None, **dist_options):
     x, y = batches(world)
     for step in range(STEPS):
         rows = slice(rank * BATCH, (rank + 1) * BATCH)
-        xb = Tensor(data=x[step, rows], requires_grad=False)
+        xb = Tensor(data=x[step, rows], device=device, requires_grad=False)
         distributed(autograd.softmax_cross_entropy(model.forward(xb), y[step, rows]))
-        loss = autograd.softmax_cross_entropy(reference.forward(Tensor(data=x[step],
-                                                               requires_grad=False)), y[step])
+        xs = Tensor(data=x[step], device=device, requires_grad=False)
+        loss = autograd.softmax_cross_entropy(reference.forward(xs), y[step])
         pairs = list(autograd.backward(loss))
         if max_norm is not None:
             pairs, _ = opt.clip_grad_norm(pairs, max_norm)
@@ -188,12 +191,38 @@ def check_model_trains_and_only_rank_zero_writes_checkpoints(dist):
 CHECKS = [value for name, value in sorted(globals().items()) if name.startswith("check_")]
 
 
+def nccl_sgd_momentum_equals_one_process(dist):
+    gpu = autograd.device.gpu(dist.local_rank)
+    assert_close(*trained(dist, lambda: opt.SGD(lr=0.5, momentum=0.9), device=gpu,
+                          bucket_bytes=64), rtol=1e-4, atol=1e-5)
+
+
+def nccl_all_reduce_and_broadcast(dist):
+    gpu = autograd.device.gpu(dist.local_rank)
+    tensor = Tensor(data=np.full(5, dist.rank + 1.0, np.float32), device=gpu)
+    dist.all_reduce(tensor)
+    total = dist.world_size * (dist.world_size + 1) / 2
+    np.testing.assert_array_equal(tensor.to_numpy(), np.full(5, total, np.float32))
+    bn = autograd.BatchNorm2d(3)
+    bn.to_device(gpu)
+    bn.running_mean.data[...] = dist.rank + 1.0
+    dist.broadcast_parameters(bn)
+    np.testing.assert_array_equal(bn.running_mean.to_numpy(), np.ones(3, np.float32))
+
+
+NCCL_CHECKS = [nccl_sgd_momentum_equals_one_process, nccl_all_reduce_and_broadcast]
+
+
 def main(argv):
-    dist = opt.DistOpt(opt.SGD(lr=0.1), communicator=opt.MpiCommunicator())
+    if "--nccl" in argv:
+        communicator, checks = opt.NcclCommunicator(), NCCL_CHECKS
+    else:
+        communicator, checks = opt.MpiCommunicator(), CHECKS
+    dist = opt.DistOpt(opt.SGD(lr=0.1), communicator=communicator)
     if "--raise" in argv:
         return planted_failure(dist)
     results = {}
-    for check in CHECKS:
+    for check in checks:
         try:
             check(dist)
             results[check.__name__] = None
