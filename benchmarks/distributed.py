@@ -24,6 +24,7 @@ import sysconfig
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT_BUCKET_BYTES = 4 * 1024 * 1024        # DistOpt's default
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "AUTOGRAD_NUM_THREADS")
 MODELS = {"cnn": "the example's digits CNN, 8x8 images, batch 64 per process",
@@ -72,8 +73,10 @@ def worker(args):
     model, loss, batch = build(args.models[0], rank)
     ways = {
         "plain": opt.SGD(lr=0.01, momentum=0.9),
-        "overlap": opt.DistOpt(opt.SGD(lr=0.01, momentum=0.9), communicator),
-        "after": opt.DistOpt(opt.SGD(lr=0.01, momentum=0.9), communicator, overlap=False),
+        "overlap": opt.DistOpt(opt.SGD(lr=0.01, momentum=0.9), communicator,
+                               bucket_bytes=args.bucket_bytes),
+        "after": opt.DistOpt(opt.SGD(lr=0.01, momentum=0.9), communicator,
+                             bucket_bytes=args.bucket_bytes, overlap=False),
     }
     ways["overlap"].broadcast_parameters(model)
     times = {name: [] for name in ways}
@@ -110,7 +113,7 @@ def worker(args):
         print("REPORT " + json.dumps(report), flush=True)
 
 
-def launch(model, processes, steps, rounds):
+def launch(model, processes, steps, rounds, bucket_bytes):
     mpiexec = pathlib.Path(sysconfig.get_path("scripts")) / "mpiexec"
     if not mpiexec.exists():
         raise SystemExit(f"no mpiexec beside the interpreter ({mpiexec}): "
@@ -120,7 +123,8 @@ def launch(model, processes, steps, rounds):
     env.update({name: "1" for name in THREAD_VARIABLES})
     done = subprocess.run(
         [str(mpiexec), "-n", str(processes), sys.executable, "-m", "benchmarks.distributed",
-         "--worker", "--models", model, "--steps", str(steps), "--rounds", str(rounds)],
+         "--worker", "--models", model, "--steps", str(steps), "--rounds", str(rounds),
+         "--bucket-bytes", str(bucket_bytes)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     lines = [l for l in done.stdout.splitlines() if l.startswith("REPORT ")]
     if done.returncode or not lines:
@@ -156,15 +160,20 @@ def main(argv=None):
     parser.add_argument("--processes", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--steps", type=int, default=50, help="steps per timed round")
     parser.add_argument("--rounds", type=int, default=5, help="round-robin repetitions")
+    parser.add_argument("--bucket-bytes", type=int, default=DEFAULT_BUCKET_BYTES,
+                        help="DistOpt's bucket_bytes (default %(default)s): gradients that fit "
+                             "one bucket go as one message at the end of backward, leaving "
+                             "nothing to overlap")
     parser.add_argument("--json", metavar="PATH", help="also write the reports here")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker(args)
-    reports = [launch(model, processes, args.steps, args.rounds)
+    reports = [launch(model, processes, args.steps, args.rounds, args.bucket_bytes)
                for model in args.models for processes in args.processes]
     print(f"one thread per process ({', '.join(THREAD_VARIABLES)} = 1); "
-          f"{args.rounds} rounds of {args.steps} steps, medians; load average "
+          f"bucket_bytes {args.bucket_bytes}; {args.rounds} rounds of {args.steps} steps, "
+          f"medians; load average "
           f"{os.getloadavg()[0]:.1f}")
     print(table(reports))
     if args.json:
