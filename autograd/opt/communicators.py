@@ -106,7 +106,8 @@ class MpiCommunicator(Communicator):
 
     With more than one rank it also installs ``sys.excepthook`` so that an exception no one
     catches, on any rank, prints its traceback and then calls ``MPI_Abort``: the launcher
-    stops every other rank instead of leaving them waiting forever in a reduction.
+    stops every other rank instead of leaving them waiting forever in a reduction. (A
+    ``sys.exit()`` raises SystemExit, which never reaches the hook: raise an error instead.)
     """
 
     def __init__(self, comm=None):

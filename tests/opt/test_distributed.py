@@ -143,6 +143,16 @@ def test_wrapped_optimizer_state_schedule_and_state_dict_are_shared():
     assert dist.opt is sgd and set(dist.states) == {w}
 
 
+@pytest.mark.parametrize("rank", [0, 1])
+def test_only_rank_zero_writes_a_checkpoint(tmp_path, rank):
+    echo = EchoCommunicator(world_size=2)
+    echo.rank = rank
+    model = two_layers(0)
+    path = tmp_path / "run.ckpt"
+    autograd.io.save(path, model=model, optimizer=opt.DistOpt(opt.SGD(lr=0.1), echo), epoch=1)
+    assert path.exists() == (rank == 0)
+
+
 def test_max_norm_clips_the_averaged_gradient():
     w = Tensor(data=[3.0, 4.0], stores_grad=True)
     dist = opt.DistOpt(opt.SGD(lr=1.0), EchoCommunicator(world_size=2), max_norm=1.0)
