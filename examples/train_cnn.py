@@ -90,15 +90,18 @@ def main(argv=None):
     from tqdm import tqdm
 
     autograd.manual_seed(args.seed)
-    device = autograd.device.gpu(0) if args.device == "gpu" else autograd.device.cpu()
+    optimizer = opt.SGD(lr=args.lr, momentum=args.momentum)
+    rank, world_size, gpu_index = 0, 1, 0
+    if args.distributed:            # GPUs talk over NCCL, one per process on each machine
+        optimizer = opt.DistOpt(optimizer, communicator=opt.NcclCommunicator()
+                                if args.device == "gpu" else None)
+        rank, world_size, gpu_index = (optimizer.rank, optimizer.world_size,
+                                       optimizer.local_rank)
+    device = autograd.device.gpu(gpu_index) if args.device == "gpu" else autograd.device.cpu()
     (train_x, train_y), (test_x, test_y) = load_data(args.data)
     model = CNN(in_channels=train_x.shape[1], num_classes=int(train_y.max()) + 1)
     model.to_device(device)
-    optimizer = opt.SGD(lr=args.lr, momentum=args.momentum)
-    rank, world_size = 0, 1
     if args.distributed:
-        optimizer = opt.DistOpt(optimizer)
-        rank, world_size = optimizer.rank, optimizer.world_size
         model.eval()                    # build the lazy layer without touching BN statistics
         with autograd.no_grad():
             model(Tensor(data=train_x[:2], device=device, requires_grad=False))

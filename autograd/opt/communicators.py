@@ -174,7 +174,7 @@ class NcclCommunicator(Communicator):
         self.local_rank = self.mpi.local_rank
         cupy.cuda.Device(self.local_rank).use()
         unique_id = nccl.get_unique_id() if self.rank == 0 else None
-        unique_id = self.mpi.all_gather_object(unique_id)[0]
+        unique_id = self.mpi.comm.bcast(unique_id, root=0)
         self.comm = nccl.NcclCommunicator(self.world_size, unique_id, self.rank)
 
     def _nccl_dtype(self, array):

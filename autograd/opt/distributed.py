@@ -45,7 +45,7 @@ DEFAULT_BUCKET_BYTES = 4 * 1024 * 1024
 
 
 class DistOpt:
-    """``DistOpt(optimizer, communicator=None, bucket_bytes=4 MiB, max_norm=None,
+    """``DistOpt(optimizer=SGD(), communicator=None, bucket_bytes=4 MiB, max_norm=None,
     overlap=True)`` wraps an autograd optimizer for data-parallel training.
 
     - ``communicator``: a :mod:`~autograd.opt.communicators` Communicator; None picks MPI
@@ -57,6 +57,7 @@ class DistOpt:
     - ``overlap=False`` starts the reductions only after the whole backward (for measuring
       what overlapping saves).
 
+    ``optimizer`` (SINGA's keyword ``opt=`` too) defaults to SINGA's ``SGD()``.
     ``rank`` (SINGA's ``global_rank``), ``world_size`` and ``local_rank`` come from the
     communicator. The learning rate, schedules, ``step_counter``, per-parameter state and
     ``state_dict`` are the wrapped optimizer's (``self.opt``, SINGA's name, or
@@ -74,7 +75,14 @@ class DistOpt:
     """
 
     def __init__(self, optimizer=None, communicator=None, bucket_bytes=DEFAULT_BUCKET_BYTES,
-                 max_norm=None, overlap=True):
+                 max_norm=None, overlap=True, *, opt=None):
+        if opt is not None:             # SINGA's keyword
+            if optimizer is not None:
+                raise TypeError("DistOpt: give the optimizer once (optimizer or opt), not both")
+            optimizer = opt
+        if optimizer is None:           # SINGA's default, DistOpt(opt=SGD())
+            from .sgd import SGD
+            optimizer = SGD()
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"DistOpt: expected an autograd optimizer to wrap (opt.SGD(...)), "
                             f"got {type(optimizer).__name__}")

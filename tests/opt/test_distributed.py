@@ -168,7 +168,12 @@ def test_bad_arguments_are_clear_errors():
         opt.DistOpt(opt.SGD(), communicators.LocalCommunicator(), bucket_bytes=-1)
     with pytest.raises(TypeError, match="communicator must be a Communicator"):
         opt.DistOpt(opt.SGD(), communicator=object())
-    dist = opt.DistOpt(opt.SGD(), communicators.LocalCommunicator())
+    with pytest.raises(TypeError, match="not both"):
+        opt.DistOpt(opt.SGD(), communicators.LocalCommunicator(), opt=opt.SGD())
+    dist = opt.DistOpt(communicator=communicators.LocalCommunicator())      # SINGA's default
+    assert type(dist.opt) is opt.SGD and dist.lr_value == 0.1
+    sgd = opt.SGD(lr=0.5)
+    assert opt.DistOpt(opt=sgd, communicator=communicators.LocalCommunicator()).opt is sgd
     with pytest.raises(NotImplementedError, match="backward_and_update_half"):
         dist.backward_and_update_half(None)
     lazy = autograd.Sequential(autograd.Linear(3))
