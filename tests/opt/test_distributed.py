@@ -97,6 +97,31 @@ def test_buckets_average_back_to_the_local_gradient(bucket_bytes, overlap):
         assert sizes == [47]
 
 
+@pytest.mark.parametrize("overlap", [True, False])
+def test_reductions_start_while_backward_still_runs(monkeypatch, overlap):
+    events = []
+    real_backward = opt.distributed.backward
+
+    def logged_backward(loss, dy=None):
+        for param, grad in real_backward(loss, dy):
+            events.append("yield")
+            yield param, grad
+        events.append("backward done")
+
+    class Logged(EchoCommunicator):
+        def start_all_reduce(self, array):
+            events.append("start")
+            return super().start_all_reduce(array)
+
+    monkeypatch.setattr(opt.distributed, "backward", logged_backward)
+    train(two_layers(1), opt.DistOpt(opt.SGD(lr=0.1), Logged(2), bucket_bytes=0,
+                                     overlap=overlap), steps=1)
+    if overlap:     # each gradient goes out as soon as it is yielded
+        assert events == ["yield", "start"] * 4 + ["backward done"]
+    else:
+        assert events == ["yield"] * 4 + ["backward done"] + ["start"] * 4
+
+
 def test_bucket_flushes_in_yield_order_when_full():
     echo = EchoCommunicator(world_size=2)
     buckets = opt.distributed.GradientBuckets(echo, bucket_bytes=16)
