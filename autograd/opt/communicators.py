@@ -22,6 +22,8 @@ bucket of gradients while backward is still running.
 """
 import os
 import sys
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -101,8 +103,14 @@ class LocalCommunicator(Communicator):
 
 
 class MpiCommunicator(Communicator):
-    """MPI through mpi4py on NumPy arrays. ``MpiCommunicator(comm=None)`` uses ``comm`` (an
-    ``mpi4py.MPI.Comm``) or ``COMM_WORLD``.
+    """MPI through mpi4py on NumPy arrays. ``MpiCommunicator(comm=None, progress_thread=True)``
+    uses ``comm`` (an ``mpi4py.MPI.Comm``) or ``COMM_WORLD``.
+
+    MPICH moves a non-blocking reduction only while some MPI call runs: started during backward
+    and left alone, it would all happen in the final wait. With ``progress_thread`` (and MPI's
+    ``THREAD_MULTIPLE``, mpi4py's default), a helper thread tests the pending reductions every
+    ``poll_seconds`` while they are pending (NumPy's kernels release the GIL, so it runs beside
+    backward's GEMMs) and is stopped before :meth:`wait`, which alone completes requests then.
 
     With more than one rank it also installs ``sys.excepthook`` so that an exception no one
     catches, on any rank, prints its traceback and then calls ``MPI_Abort``: the launcher
@@ -110,7 +118,7 @@ class MpiCommunicator(Communicator):
     ``sys.exit()`` raises SystemExit, which never reaches the hook: raise an error instead.)
     """
 
-    def __init__(self, comm=None):
+    def __init__(self, comm=None, progress_thread=True, poll_seconds=2e-4):
         MPI = import_mpi()
         self.MPI = MPI
         self.comm = MPI.COMM_WORLD if comm is None else comm
@@ -119,6 +127,10 @@ class MpiCommunicator(Communicator):
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
         self.local_rank = node.Get_rank()
         node.Free()
+        self.progress_thread = (bool(progress_thread) and self.world_size > 1
+                                and MPI.Query_thread() == MPI.THREAD_MULTIPLE)
+        self.poll_seconds = poll_seconds
+        self._poller = None
         if self.world_size > 1:
             install_abort_on_error(self)
 
@@ -126,17 +138,33 @@ class MpiCommunicator(Communicator):
         if not isinstance(array, np.ndarray):
             raise TypeError(f"MpiCommunicator: reduces NumPy arrays, got {type(array).__name__}; "
                             "for GPU (CuPy) arrays use NcclCommunicator")
-        return self.comm.Iallreduce(self.MPI.IN_PLACE, array, op=self.MPI.SUM)
+        request = self.comm.Iallreduce(self.MPI.IN_PLACE, array, op=self.MPI.SUM)
+        if self.progress_thread:
+            if self._poller is None:
+                self._poller = _Poller(self.MPI, self.poll_seconds)
+            self._poller.add(request)
+        return request
 
     def progress(self, handles):
+        if self._poller is not None:        # the thread tests them; never two at once
+            return
         handles = [h for h in handles if h is not None]
         if handles:
             self.MPI.Request.Testall(handles)
 
     def wait(self, handles):
+        if self._poller is not None:
+            self._poller.stop()
+            self._poller = None
         handles = [h for h in handles if h is not None]
         if handles:
             self.MPI.Request.Waitall(handles)
+
+    def all_reduce(self, array):
+        if not isinstance(array, np.ndarray):
+            self.start_all_reduce(array)            # the TypeError
+        self.comm.Allreduce(self.MPI.IN_PLACE, array, op=self.MPI.SUM)
+        return array
 
     def broadcast(self, array, root=0):
         _check_root(root, self.world_size)
@@ -153,6 +181,35 @@ class MpiCommunicator(Communicator):
         sys.stderr.write(message.rstrip("\n") + "\n")
         sys.stderr.flush()
         self.comm.Abort(code)
+
+
+class _Poller:
+    """A thread that calls ``Testall`` on the requests it was given until they complete or
+    :meth:`stop` is called (after which the caller alone may complete them)."""
+
+    def __init__(self, MPI, poll_seconds):
+        self.MPI, self.poll_seconds = MPI, poll_seconds
+        self.requests, self.lock = [], threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="autograd-mpi-progress",
+                                       daemon=True)
+        self.thread.start()
+
+    def add(self, request):
+        with self.lock:
+            self.requests.append(request)
+
+    def _run(self):
+        while not self.stopping.is_set():
+            with self.lock:
+                pending = [r for r in self.requests if r != self.MPI.REQUEST_NULL]
+            if pending:
+                self.MPI.Request.Testall(pending)
+            time.sleep(self.poll_seconds)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
 
 
 class NcclCommunicator(Communicator):
