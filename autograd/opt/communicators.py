@@ -103,14 +103,18 @@ class LocalCommunicator(Communicator):
 
 
 class MpiCommunicator(Communicator):
-    """MPI through mpi4py on NumPy arrays. ``MpiCommunicator(comm=None, progress_thread=True)``
-    uses ``comm`` (an ``mpi4py.MPI.Comm``) or ``COMM_WORLD``.
+    """MPI through mpi4py on NumPy arrays. ``MpiCommunicator(comm=None, progress_thread=False,
+    poll_seconds=1e-3)`` uses ``comm`` (an ``mpi4py.MPI.Comm``) or ``COMM_WORLD``.
 
     MPICH moves a non-blocking reduction only while some MPI call runs: started during backward
-    and left alone, it would all happen in the final wait. With ``progress_thread`` (and MPI's
+    and left alone, it would all happen in the final wait, so DistOpt tests the pending ones
+    each time backward yields a gradient (:meth:`progress`). With ``progress_thread`` (and MPI's
     ``THREAD_MULTIPLE``, mpi4py's default), a helper thread tests the pending reductions every
-    ``poll_seconds`` while they are pending (NumPy's kernels release the GIL, so it runs beside
-    backward's GEMMs) and is stopped before :meth:`wait`, which alone completes requests then.
+    ``poll_seconds`` while any are pending (NumPy's kernels release the GIL, so it runs beside
+    backward's GEMMs) and sleeps otherwise; :meth:`wait` takes the requests back from it first
+    and completes them alone. Off by default: on the 2 shared cores where it was measured
+    (benchmarks/NOTES.md) its wake-ups cost more than they hid; try it where every process has
+    a spare core.
 
     With more than one rank it also installs ``sys.excepthook`` so that an exception no one
     catches, on any rank, prints its traceback and then calls ``MPI_Abort``: the launcher
@@ -118,7 +122,7 @@ class MpiCommunicator(Communicator):
     ``sys.exit()`` raises SystemExit, which never reaches the hook: raise an error instead.)
     """
 
-    def __init__(self, comm=None, progress_thread=True, poll_seconds=2e-4):
+    def __init__(self, comm=None, progress_thread=False, poll_seconds=1e-3):
         MPI = import_mpi()
         self.MPI = MPI
         self.comm = MPI.COMM_WORLD if comm is None else comm
@@ -146,7 +150,7 @@ class MpiCommunicator(Communicator):
         return request
 
     def progress(self, handles):
-        if self._poller is not None:        # the thread tests them; never two at once
+        if self.progress_thread:            # the thread tests them; never two at once
             return
         handles = [h for h in handles if h is not None]
         if handles:
@@ -154,8 +158,7 @@ class MpiCommunicator(Communicator):
 
     def wait(self, handles):
         if self._poller is not None:
-            self._poller.stop()
-            self._poller = None
+            self._poller.take_all()
         handles = [h for h in handles if h is not None]
         if handles:
             self.MPI.Request.Waitall(handles)
@@ -184,32 +187,35 @@ class MpiCommunicator(Communicator):
 
 
 class _Poller:
-    """A thread that calls ``Testall`` on the requests it was given until they complete or
-    :meth:`stop` is called (after which the caller alone may complete them)."""
+    """One thread per communicator that calls ``Testall`` on the pending requests every
+    ``poll_seconds`` and sleeps while there are none. Tests run under ``lock``, so once
+    :meth:`take_all` has returned the caller alone may complete the requests."""
 
     def __init__(self, MPI, poll_seconds):
         self.MPI, self.poll_seconds = MPI, poll_seconds
         self.requests, self.lock = [], threading.Lock()
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="autograd-mpi-progress",
-                                       daemon=True)
-        self.thread.start()
+        self.pending = threading.Event()
+        threading.Thread(target=self._run, name="autograd-mpi-progress", daemon=True).start()
 
     def add(self, request):
         with self.lock:
             self.requests.append(request)
+            self.pending.set()
+
+    def take_all(self):
+        with self.lock:
+            self.requests = []
+            self.pending.clear()
 
     def _run(self):
-        while not self.stopping.is_set():
+        while True:
+            self.pending.wait()
             with self.lock:
-                pending = [r for r in self.requests if r != self.MPI.REQUEST_NULL]
-            if pending:
-                self.MPI.Request.Testall(pending)
+                if self.requests and self.MPI.Request.Testall(self.requests):
+                    self.requests = []
+                if not self.requests:
+                    self.pending.clear()
             time.sleep(self.poll_seconds)
-
-    def stop(self):
-        self.stopping.set()
-        self.thread.join()
 
 
 class NcclCommunicator(Communicator):

@@ -46,7 +46,8 @@ def batches(world_size):
     return x, y
 
 
-def trained(dist, make_optimizer, max_norm=None, device=None, **dist_options):
+def trained(dist, make_optimizer, max_norm=None, device=None, communicator=None,
+            **dist_options):
     """(parameters after data-parallel training, parameters of one process on the
     concatenated batches), both starting from rank 0's initial weights."""
     rank, world = dist.rank, dist.world_size
@@ -55,7 +56,7 @@ def trained(dist, make_optimizer, max_norm=None, device=None, **dist_options):
     model, reference = Net(), Net()
     model.to_device(device)
     reference.to_device(device)
-    distributed = opt.DistOpt(make_optimizer(), communicator=dist.communicator,
+    distributed = opt.DistOpt(make_optimizer(), communicator=communicator or dist.communicator,
                               max_norm=max_norm, **dist_options)
     distributed.broadcast_parameters(model)
     for (_, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
@@ -98,7 +99,9 @@ def check_clipping_applies_to_the_averaged_gradient(dist):
 def check_bucketing_equals_no_bucketing(dist):
     make = lambda: opt.SGD(lr=0.5, momentum=0.9)          # noqa: E731
     unbucketed, _ = trained(dist, make, bucket_bytes=0)
-    for options in ({"bucket_bytes": 64}, {"bucket_bytes": 1 << 20}, {"overlap": False}):
+    polled = opt.MpiCommunicator(progress_thread=True, poll_seconds=1e-4)
+    for options in ({"bucket_bytes": 64}, {"bucket_bytes": 1 << 20}, {"overlap": False},
+                    {"bucket_bytes": 64, "communicator": polled}):
         assert_close(trained(dist, make, **options)[0], unbucketed, rtol=1e-6, atol=1e-7)
 
 
