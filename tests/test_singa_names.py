@@ -49,7 +49,9 @@ _OTHERS = {
     "model": "Model",
     "model.Model": "compile forward train_one_batch train eval set_optimizer save_states "
                    "load_states",
-    "opt": "Optimizer SGD RMSProp AdaGrad Adam DecayScheduler Constant ExponentialDecay",
+    "opt": "Optimizer SGD RMSProp AdaGrad Adam DecayScheduler Constant ExponentialDecay DistOpt",
+    "opt.DistOpt": "backward_and_update update all_reduce fused_all_reduce wait world_size "
+                   "local_rank global_rank",
     "opt.Optimizer": "update apply step get_states set_states backward_and_update step_counter",
     "tensor": "Tensor from_numpy to_numpy zeros ones zeros_like ones_like random repeat "
               "concatenate einsum tensordot float32 int32",

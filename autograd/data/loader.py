@@ -14,7 +14,8 @@ __all__ = ["DataLoader"]
 
 
 class DataLoader:
-    """``DataLoader(*arrays, batch_size, shuffle=False, seed=None, drop_last=False, device=None)``
+    """``DataLoader(*arrays, batch_size, shuffle=False, seed=None, drop_last=False, device=None,
+    rank=0, world_size=1)``
 
     Iterating yields one tuple per batch, holding the matching rows of each array (a tuple even
     for a single array). ``len(loader)`` is the number of batches of one epoch.
@@ -31,13 +32,23 @@ class DataLoader:
     ``arrays`` are NumPy arrays (or anything ``numpy.asarray`` takes: lists, CPU Tensors) with the
     same length; they are not copied.
 
+    Data-parallel training (``rank``, ``world_size``, e.g. from ``opt.DistOpt``): every rank
+    draws the same permutation (give the same ``seed`` everywhere), cuts it into global
+    batches of ``batch_size * world_size`` rows and takes its own contiguous part of each, so
+    in each epoch the ranks see disjoint rows and together every row once, in the same number
+    of steps. In the last step the parts may differ by a row (a remainder shorter than
+    ``world_size`` joins the step before); ``drop_last=True`` drops an incomplete last step.
+
     >>> loader = DataLoader(np.arange(6), batch_size=4, shuffle=True, seed=0)
     >>> len(loader), sorted(np.concatenate([b for (b,) in loader]).tolist())
     (2, [0, 1, 2, 3, 4, 5])
+    >>> [[b.tolist() for (b,) in DataLoader(np.arange(7), batch_size=2, rank=r, world_size=2)]
+    ...  for r in (0, 1)]
+    [[[0, 1], [4, 5]], [[2, 3], [6]]]
     """
 
     def __init__(self, *arrays, batch_size, shuffle=False, seed=None, drop_last=False,
-                 device=None):
+                 device=None, rank=0, world_size=1):
         if not arrays:
             raise ValueError("DataLoader: expected at least one array, got none")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
@@ -59,6 +70,8 @@ class DataLoader:
         self.seed = seed
         self.drop_last = bool(drop_last)
         self.device = device
+        self.rank, self.world_size = _checked_rank(rank, world_size, shuffle, seed,
+                                                   self.num_samples)
         self._generator = np.random.default_rng(seed)
 
     @property
@@ -67,16 +80,30 @@ class DataLoader:
         return len(self.arrays[0])
 
     def __len__(self):
-        full, rest = divmod(self.num_samples, self.batch_size)
-        return full if self.drop_last or rest == 0 else full + 1
+        return len(self._global_batches())
+
+    def _global_batches(self):
+        """``[(start, stop)]``: the slices of the epoch's order that the ranks share, one
+        per step. A last slice too short to give every rank a row joins the one before."""
+        step = self.batch_size * self.world_size
+        full, rest = divmod(self.num_samples, step)
+        bounds = [(i * step, (i + 1) * step) for i in range(full)]
+        if rest and not self.drop_last:
+            if rest < self.world_size and bounds:
+                bounds[-1] = (bounds[-1][0], self.num_samples)
+            else:
+                bounds.append((full * step, self.num_samples))
+        return bounds
 
     def __iter__(self):
         # The permutation is drawn here, not lazily inside the loop, so that each started epoch
         # consumes the generator exactly once whether or not it is run to the end.
         order = self._generator.permutation(self.num_samples) if self.shuffle else None
-        for batch in range(len(self)):
-            start = batch * self.batch_size
-            stop = min(start + self.batch_size, self.num_samples)
+        for start, stop in self._global_batches():
+            if self.world_size > 1:     # this rank's part: sizes differ by at most one row
+                part, extra = divmod(stop - start, self.world_size)
+                start, stop = (start + self.rank * part + min(self.rank, extra),
+                               start + (self.rank + 1) * part + min(self.rank + 1, extra))
             rows = slice(start, stop) if order is None else order[start:stop]
             yield tuple(self._place(array[rows]) for array in self.arrays)
 
@@ -88,6 +115,22 @@ class DataLoader:
     def __repr__(self):
         return (f"DataLoader({self.num_samples} samples, batch_size={self.batch_size}, "
                 f"shuffle={self.shuffle}, drop_last={self.drop_last}, device={self.device})")
+
+
+def _checked_rank(rank, world_size, shuffle, seed, num_samples):
+    for name, value in (("rank", rank), ("world_size", world_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"DataLoader: {name} must be an int, got {type(value).__name__}")
+    if world_size < 1 or not 0 <= rank < world_size:
+        raise ValueError(f"DataLoader: expected 0 <= rank < world_size, got rank={rank}, "
+                         f"world_size={world_size}")
+    if world_size > 1 and shuffle and seed is None:
+        raise ValueError("DataLoader: shuffling for several ranks needs a seed (the same on "
+                         "every rank), or the ranks' shards would overlap; got seed=None")
+    if world_size > 1 and num_samples < world_size:
+        raise ValueError(f"DataLoader: {num_samples} samples cannot be shared by "
+                         f"{world_size} ranks")
+    return int(rank), int(world_size)
 
 
 def _as_host_array(array, position):

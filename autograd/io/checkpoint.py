@@ -52,8 +52,13 @@ def save(path, model=None, optimizer=None, **extras):
     Arrays are saved as NumPy arrays (a GPU array is copied to the host). Anything else is a
     TypeError before the file is touched. The folder must exist; an existing file at ``path``
     is replaced atomically.
+
+    Data-parallel runs: with a ``DistOpt`` as ``optimizer``, only its rank 0 writes (the
+    ranks hold equal models); the other ranks return at once, and every rank can ``load``.
     """
     path = os.fspath(path)
+    if getattr(optimizer, "communicator", None) is not None and optimizer.rank != 0:
+        return
     model_state, optimizer_state = states_to_save(model, optimizer)
     arrays = {}
     metadata = {

@@ -15,7 +15,9 @@ from .base import *             # noqa: F401,F403
 from .sgd import *              # noqa: F401,F403
 from .adaptive import *         # noqa: F401,F403
 from .clipping import *         # noqa: F401,F403
-from . import schedules, base, sgd, adaptive, clipping
+from .communicators import *    # noqa: F401,F403
+from .distributed import *      # noqa: F401,F403
+from . import schedules, base, sgd, adaptive, clipping, communicators, distributed
 
 __all__ = (schedules.__all__ + base.__all__ + sgd.__all__ + adaptive.__all__
-           + clipping.__all__)
+           + clipping.__all__ + communicators.__all__ + distributed.__all__)
