@@ -83,7 +83,12 @@ class Optimizer:
     lr = Hyperparameter(low=0.0)
     state_slots = ()
 
-    def __init__(self, lr):
+    def __init__(self, lr, dtype=None):
+        # SINGA's dtype sets the type of its optimizer's own scalar tensors (for float16
+        # training); here the state always takes each parameter's dtype, so it is only checked.
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise TypeError(f"{type(self).__name__}: dtype must be a floating dtype, got "
+                            f"{np.dtype(dtype)}")
         self._schedules = {}
         self._cached_values = None
         self.lr = lr
