@@ -53,6 +53,15 @@ class Device:
     def PrintTimeProfiling(self):
         """Prints nothing: SINGA profiles only buffered graph runs, which do not exist here."""
 
+    def SetSkipIteration(self, iterations):
+        """Accepted and ignored: SINGA skips that many graph runs before profiling."""
+
+    def Sync(self):
+        """Wait until this device has finished its queued work (a no-op on the CPU)."""
+        if self.kind != "cpu":
+            with self.activate():
+                self.xp.cuda.Device(self.index).synchronize()
+
     def graph_enabled(self):
         """Always False: every operation runs eagerly (there is no buffered graph)."""
         return False

@@ -21,3 +21,4 @@ def test_driver_methods_that_mean_nothing_here():
     assert dev.id() == -1                   # SINGA's host device id
     assert dev.graph_enabled() is False
     assert dev.SetVerbosity(3) is None and dev.PrintTimeProfiling() is None
+    assert dev.SetSkipIteration(5) is None and dev.Sync() is None

@@ -3,7 +3,8 @@ examples/cnn/autograd/mnist_cnn.py: eager Conv2d(in, out, k) and Linear(in, out)
 one-hot targets refilled with copy_from_numpy, autograd.training switched by assignment,
 sgd(loss).
 
-Prints ``epoch <i> loss <mean loss>`` and ``eval_shape <shape>``.
+Prints ``epoch <i> loss <mean loss>``, ``eval_shape <shape>`` and ``eval_accuracy <fraction>``
+(of the eval forward on the last training batch).
 """
 from singa import singa_wrap as singa
 from singa import autograd
@@ -74,3 +75,5 @@ if __name__ == '__main__':
     autograd.training = False
     out_test = model.forward(tx)
     print('eval_shape %s' % (tuple(tensor.to_numpy(out_test).shape),))
+    correct = (np.argmax(tensor.to_numpy(out_test), axis=1) == labels[batch_size:]).mean()
+    print('eval_accuracy %f' % correct)

@@ -2,7 +2,7 @@
 examples/mlp/native.py: autograd.training set by assignment, Tensor(data=, device=), as_type
 to int32 one-hot targets, sgd(loss).
 
-Prints ``step <i> loss <value>`` and ``eval_shape <shape>``.
+Prints ``step <i> loss <value>``, ``eval_shape <shape>`` and ``eval_accuracy <fraction>``.
 """
 from singa import tensor
 from singa.tensor import Tensor
@@ -55,3 +55,4 @@ if __name__ == "__main__":
     h = autograd.relu(autograd.add_bias(autograd.matmul(inputs, w0), b0))
     out = autograd.add_bias(autograd.matmul(h, w1), b1)
     print("eval_shape %s" % (tuple(tensor.to_numpy(out).shape),))
+    print("eval_accuracy %f" % (np.argmax(tensor.to_numpy(out), axis=1) == label).mean())

@@ -4,7 +4,8 @@ training mode, model(tx) in eval mode, the graph requested unless -g.
 
     python -m autograd.singa --cpu train_model.py cnn -m 4 -b 8
 
-Prints ``epoch <i> loss <mean training loss>`` per epoch and ``eval_shape <shape>`` at the end.
+Prints ``epoch <i> loss <mean training loss>`` per epoch, then ``eval_shape <shape>`` and
+``eval_accuracy <fraction>`` of the eval forward on the first training batch.
 """
 from singa import singa_wrap as singa
 from singa import device
@@ -86,6 +87,8 @@ def run(local_rank, max_epoch, batch_size, model, sgd, graph, verbosity, dist_op
     tx.copy_from_numpy(train_x[:batch_size])
     out_test = model(tx)
     print('eval_shape %s' % (tuple(tensor.to_numpy(out_test).shape),))
+    correct = (np.argmax(tensor.to_numpy(out_test), axis=1) == train_y[:batch_size]).mean()
+    print('eval_accuracy %f' % correct)
     dev.PrintTimeProfiling()
 
 
