@@ -31,9 +31,10 @@ class Tensor(InPlaceMethods):
     """``Tensor(shape=None, data=None, device=None, dtype=None, requires_grad=True,
     stores_grad=False, creator=None, name=None)``
 
-    ``shape`` alone gives zeros; SINGA's positional ``Tensor(shape, device, dtype)`` works too. ``data`` is copied from a NumPy/CuPy array (its dtype kept), a
-    list or a scalar (float32 unless ``dtype`` says otherwise). Non-floating data (labels,
-    indices) never requires a gradient.
+    ``shape`` alone gives zeros; SINGA's positional ``Tensor(shape, device, dtype)`` works too.
+    ``data`` is copied from a NumPy/CuPy array (its dtype kept), a list or a scalar (float32
+    unless ``dtype`` says otherwise). Non-floating data (labels, indices) never requires a
+    gradient.
     """
 
     __slots__ = ("data", "device", "creator", "output_index", "requires_grad", "stores_grad",

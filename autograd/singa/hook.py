@@ -51,6 +51,8 @@ class SingaModule(types.ModuleType):
         if name in extras:
             return extras[name]
         target = object.__getattribute__(self, "_target")
+        if name == "__all__" and target is not None:          # from singa.tensor import *
+            return list(getattr(target, "__all__", ())) + sorted(extras)
         if target is not None and not name.startswith("__"):
             try:
                 return getattr(target, name)

@@ -30,6 +30,9 @@ def test_singa_modules_resolve_to_autograds(hook):
     assert singa.tensor is tensor                     # attribute access on the package too
     from singa.tensor import from_numpy
     assert from_numpy is autograd.tensor.from_numpy
+    names = {}
+    exec("from singa.tensor import *", names)
+    assert names["Tensor"] is autograd.Tensor and names["float16"] is np.float16
 
 
 def test_assignment_reaches_autograds_module_flag(hook):
