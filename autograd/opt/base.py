@@ -96,6 +96,22 @@ class Optimizer:
         self.states = {}
         self._pending = {}      # name -> saved entry, from load_state_dict(d) without params
 
+    # SINGA's DistOpt methods, which SINGA models call from train_one_batch for their
+    # distributed dist_option values: asked for on a plain optimizer, they get an error that
+    # says what they are (a plain AttributeError would suggest a typo).
+    _DIST_OPT_METHODS = ("backward_and_update_half", "backward_and_partial_update",
+                         "backward_and_sparse_update", "all_reduce", "fused_all_reduce",
+                         "all_reduce_half", "fused_all_reduce_half", "sparsification",
+                         "fused_sparsification", "wait")
+
+    def __getattr__(self, name):
+        if name in Optimizer._DIST_OPT_METHODS:
+            raise AttributeError(
+                f"{type(self).__name__}.{name}: a method of SINGA's DistOpt (distributed "
+                "training), which autograd does not have yet (see docs/singa.md); with one "
+                "process call opt(loss), i.e. dist_option='plain'")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # ------------------------------------------------------------ hyperparameters
     @classmethod
     def hyperparameter_names(cls):

@@ -95,3 +95,15 @@ def test_singa_dtype_argument_is_checked_and_changes_nothing():
         with pytest.raises(TypeError, match=rf"{make.__name__}: dtype must be a floating "
                                             r"dtype, got int32"):
             make(dtype=np.int32)
+
+
+def test_singa_distopt_methods_say_what_they_are():
+    import pytest
+    from autograd import opt
+    sgd = opt.SGD(0.1)
+    with pytest.raises(AttributeError, match=r"SGD\.backward_and_update_half: a method of "
+                                             r"SINGA's DistOpt .*docs/singa\.md"):
+        sgd.backward_and_update_half
+    assert not hasattr(sgd, "wait")
+    with pytest.raises(AttributeError, match=r"'SGD' object has no attribute 'nope'"):
+        sgd.nope
