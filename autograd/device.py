@@ -38,6 +38,34 @@ class Device:
         with self.activate():
             self.random = self.xp.random.default_rng(seed)
 
+    # SINGA's C++ Device methods that its example drivers call.
+    def SetRandSeed(self, seed):
+        """SINGA's spelling of :meth:`seed`."""
+        self.seed(seed)
+
+    def id(self):
+        """SINGA's device id: -1 for the host, the GPU's index otherwise."""
+        return -1 if self.kind == "cpu" else self.index
+
+    def SetVerbosity(self, verbosity):
+        """Accepted and ignored: SINGA's verbosity only controls graph-mode profiling."""
+
+    def PrintTimeProfiling(self):
+        """Prints nothing: SINGA profiles only buffered graph runs, which do not exist here."""
+
+    def SetSkipIteration(self, iterations):
+        """Accepted and ignored: SINGA skips that many graph runs before profiling."""
+
+    def Sync(self):
+        """Wait until this device has finished its queued work (a no-op on the CPU)."""
+        if self.kind != "cpu":
+            with self.activate():
+                self.xp.cuda.Device(self.index).synchronize()
+
+    def graph_enabled(self):
+        """Always False: every operation runs eagerly (there is no buffered graph)."""
+        return False
+
     def activate(self):
         """A context manager that makes this device current for CuPy (a no-op on the CPU)."""
         if self.kind == "cpu":

@@ -12,6 +12,8 @@ A SINGA user subclasses ``Model``, writes ``forward`` and ``train_one_batch`` (f
 As in SINGA, ``Model.train()`` and ``Model.eval()`` also set ``autograd.training`` (which turns
 recording on and off for every graph); plain Layers only switch their own behaviour.
 """
+import functools
+
 from . import io
 from .graph import config, no_grad
 from .layers.base import Layer
@@ -26,6 +28,14 @@ class Model(Layer):
         super().__init__()
         self.optimizer = None
         self.compiled = False
+
+    def __init_subclass__(cls, **kwargs):
+        # As SINGA's LayerMeta does: ``initialize`` runs before the first ``forward``, also when
+        # forward is called directly (compile and train_one_batch call self.forward).
+        super().__init_subclass__(**kwargs)
+        forward = cls.__dict__.get("forward")
+        if forward is not None:
+            cls.forward = _initialize_first(forward)
 
     def set_optimizer(self, optimizer):
         """The optimizer ``train_one_batch`` calls as ``self.optimizer(loss)``."""
@@ -81,3 +91,13 @@ class Model(Layer):
         """Load what ``save_states`` wrote into this model (and its optimizer, if one is set
         and the file has optimizer state); returns the aux_states dict."""
         return io.load(fpath, model=self, optimizer=self.optimizer)
+
+
+def _initialize_first(forward):
+    @functools.wraps(forward)
+    def forward_after_initialize(self, *args, **kwargs):
+        if not self._initialized:
+            self._initialized = True
+            self.initialize(*args, **kwargs)
+        return forward(self, *args, **kwargs)
+    return forward_after_initialize

@@ -32,9 +32,10 @@ class Tensor(InPlaceMethods, ExchangeMethods):
     """``Tensor(shape=None, data=None, device=None, dtype=None, requires_grad=True,
     stores_grad=False, creator=None, name=None)``
 
-    ``shape`` alone gives zeros. ``data`` is copied from a NumPy/CuPy array (its dtype kept), a
-    list or a scalar (float32 unless ``dtype`` says otherwise). Non-floating data (labels,
-    indices) never requires a gradient.
+    ``shape`` alone gives zeros; SINGA's positional ``Tensor(shape, device, dtype)`` works too.
+    ``data`` is copied from a NumPy/CuPy array (its dtype kept), a list or a scalar (float32
+    unless ``dtype`` says otherwise). Non-floating data (labels, indices) never requires a
+    gradient.
     """
 
     __slots__ = ("data", "device", "creator", "output_index", "requires_grad", "stores_grad",
@@ -44,6 +45,8 @@ class Tensor(InPlaceMethods, ExchangeMethods):
 
     def __init__(self, shape=None, data=None, device=None, dtype=None, requires_grad=True,
                  stores_grad=False, creator=None, name=None):
+        if isinstance(data, Device):      # SINGA's positional order: Tensor(shape, device, dtype)
+            data, device, dtype = None, data, device if dtype is None else dtype
         if stores_grad and not requires_grad:
             raise ValueError("Tensor: stores_grad=True needs requires_grad=True")
         if device is not None and not isinstance(device, Device):

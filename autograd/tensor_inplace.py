@@ -1,4 +1,5 @@
-"""SINGA's in-place Tensor methods: ``+= -= *= /=``, ``copy_data`` and ``bernoulli``.
+"""SINGA's in-place Tensor methods: ``+= -= *= /=``, ``copy_data``, ``copy_from``,
+``copy_from_numpy`` and ``bernoulli``.
 
 They change a tensor's array and record nothing, as SINGA's do. Tensor inherits them from
 :class:`InPlaceMethods`; they live here because they are a family of their own: the rest of
@@ -11,6 +12,8 @@ Tensor's operators are recorded operations.
 (array([0.5, 1.5], dtype=float32), True)
 """
 import operator
+
+import numpy as np
 
 from .device import move_array
 
@@ -56,6 +59,30 @@ class InPlaceMethods:
         if tuple(value.shape) != self.shape:
             raise ValueError(f"copy_data: expected shape {self.shape}, got {tuple(value.shape)}")
         self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
+        return self
+
+    def copy_from(self, other):
+        """SINGA's name of :meth:`copy_data`."""
+        return self.copy_data(other)
+
+    def copy_from_numpy(self, array, offset=0):
+        """Copy a NumPy array of as many elements as this tensor into it, in place, cast to
+        this tensor's dtype and laid out in its shape (SINGA's ``Tensor.copy_from_numpy``,
+        with which drivers refill one input tensor every batch); returns self.
+
+        >>> from autograd import Tensor
+        >>> import numpy as np
+        >>> Tensor(shape=(2, 2)).copy_from_numpy(np.arange(4)).to_numpy()
+        array([[0., 1.],
+               [2., 3.]], dtype=float32)
+        """
+        if offset != 0:
+            raise ValueError(f"copy_from_numpy: only offset=0 is supported, got {offset}")
+        array = np.asarray(array)
+        if array.size != self.size:
+            raise ValueError(f"copy_from_numpy: the tensor of shape {self.shape} holds "
+                             f"{self.size} elements, got an array of shape {array.shape}")
+        self.data[...] = move_array(array.reshape(self.shape), self.device)
         return self
 
     def bernoulli(self, p):

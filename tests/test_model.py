@@ -98,3 +98,39 @@ def test_train_one_batch_must_be_defined():
             return x
     with pytest.raises(NotImplementedError, match="train_one_batch"):
         ForwardOnly()(batch()[0])
+
+
+def test_initialize_runs_once_before_the_first_forward_even_when_called_directly():
+    # SINGA's Model subclasses create state in initialize(x) and call self.forward directly
+    # from compile and train_one_batch.
+    import numpy as np
+    import autograd as ag
+
+    calls = []
+
+    class Net(ag.Model):
+        def initialize(self, x):
+            calls.append(x.shape)
+            self.scale = ag.Tensor(data=np.full((x.shape[1],), 2.0, np.float32),
+                                   stores_grad=True)
+
+        def forward(self, x):
+            return x * self.scale
+
+        def train_one_batch(self, x, y):
+            out = self.forward(x)
+            loss = ag.mse_loss(out, y)
+            self.optimizer(loss)
+            return out, loss
+
+    net = Net()
+    net.set_optimizer(ag.opt.SGD(lr=0.1))
+    x = ag.Tensor(data=np.ones((2, 3), np.float32))
+    net.compile([x], is_train=True)
+    assert calls == [(2, 3)] and "scale" in net.get_params()
+    net(x, ag.Tensor(data=np.ones((2, 3), np.float32)))
+    net.eval()
+    # d mean((x s - 1)^2) / d s_j = 2 (s - 1) * 2 rows / 6 elements
+    expected = 2.0 - 0.1 * (2 * (2.0 - 1.0) * 2 / 6)
+    np.testing.assert_allclose(net(x).to_numpy(), np.full((2, 3), expected), rtol=1e-6)
+    assert calls == [(2, 3)]

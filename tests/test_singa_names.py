@@ -45,7 +45,8 @@ _LAYER = """
 """
 
 _OTHERS = {
-    "layer.Layer": "initialize forward get_params set_params get_states set_states",
+    "layer.Layer": "initialize forward get_params set_params get_states set_states "
+                   "register_layers",
     "model": "Model",
     "model.Model": "compile forward train_one_batch train eval set_optimizer save_states "
                    "load_states",
@@ -58,10 +59,12 @@ _OTHERS = {
     "tensor.Tensor": "shape dtype device name requires_grad stores_grad creator ndim size "
                      "to_numpy to_device to_host T transpose reshape as_type set_value "
                      "gaussian uniform bernoulli copy copy_data clone deepcopy repeat "
-                     "lt le gt ge eq",
+                     "lt le gt ge eq copy_from_numpy copy_from",
     "initializer": "eye orthogonal lecun_uniform lecun_normal glorot_uniform glorot_normal "
                    "he_uniform he_normal gaussian xavier glorot msra",
     "device": "get_default_device create_cuda_gpu create_cuda_gpu_on",
+    "device.Device": "SetRandSeed id graph_enabled SetVerbosity PrintTimeProfiling "
+                     "SetSkipIteration Sync",
 }
 
 SUPPORTED = ([("autograd", name) for name in _AUTOGRAD.split()]

@@ -36,3 +36,29 @@ def test_copy_data_and_bernoulli():
     assert set(np.unique(draws)) <= {0.0, 1.0} and abs(draws.mean() - 0.3) < 0.01
     with pytest.raises(ValueError, match="bernoulli"):
         Tensor(shape=(2,)).bernoulli(1.5)
+
+
+def test_copy_from_numpy_refills_in_place_with_the_tensor_dtype_and_shape():
+    tx = Tensor(shape=(2, 3))
+    array = tx.data
+    values = np.arange(6, dtype=np.float64)
+    assert tx.copy_from_numpy(values) is tx
+    assert tx.data is array and tx.dtype == np.float32
+    np.testing.assert_array_equal(tx.to_numpy(), values.reshape(2, 3))
+    ty = Tensor(shape=(4,), dtype=np.int32)
+    ty.copy_from_numpy(np.array([[1.0], [0.0], [3.0], [2.0]], np.float32))   # SINGA's (N, 1)
+    np.testing.assert_array_equal(ty.to_numpy(), [1, 0, 3, 2])
+    assert ty.dtype == np.int32
+    with pytest.raises(ValueError, match=r"copy_from_numpy: the tensor of shape \(2, 3\) "
+                                         r"holds 6 elements, got an array of shape \(5,\)"):
+        tx.copy_from_numpy(np.zeros(5))
+    np.testing.assert_array_equal(tx.to_numpy(), values.reshape(2, 3))     # untouched
+    other = Tensor(data=np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(tx.copy_from(other).to_numpy(), np.ones((2, 3)))
+
+
+def test_singa_positional_constructor_is_shape_device_dtype():
+    from autograd import device
+    t = Tensor((3, 2), device.cpu(), np.int32)
+    assert t.shape == (3, 2) and t.dtype == np.int32 and t.device is device.cpu()
+    assert not t.to_numpy().any()

@@ -136,6 +136,38 @@ class Layer:
         setattr(self, name, tensor)
         return tensor
 
+    def register_layers(self, *layers):
+        """Make layers that no attribute holds (a local list, a closure) sub-layers, as SINGA's
+        ``register_layers``: ``register_layers(*layers)`` names them ``<Class>_<index>``,
+        ``register_layers(OrderedDict)`` by its keys. A layer already reachable through an
+        earlier attribute keeps that first name.
+
+        >>> import autograd
+        >>> class Blocks(autograd.Layer):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         blocks = [autograd.Linear(2, 2), autograd.Linear(2, 2)]
+        ...         self.register_layers(*blocks)
+        >>> sorted(Blocks().get_params())
+        ['Linear_0.W', 'Linear_0.b', 'Linear_1.W', 'Linear_1.b']
+        """
+        if len(layers) == 1 and isinstance(layers[0], dict):
+            items = list(layers[0].items())
+        else:
+            items = [(f"{type(layer).__name__}_{index}", layer)
+                     for index, layer in enumerate(layers)]
+        for name, layer in items:
+            if not isinstance(layer, Layer):
+                raise TypeError(f"{type(self).__name__}.register_layers: {name!r} must be a "
+                                f"Layer, got {type(layer).__name__}")
+            held = self.__dict__.get(name)
+            if held is not None and held is not layer:
+                raise ValueError(f"{type(self).__name__}.register_layers: the attribute "
+                                 f"{name!r} already holds another value; register each "
+                                 "name once")
+        for name, layer in items:
+            setattr(self, name, layer)
+
     def _members(self):
         """``(name, value)`` for the attributes that matter, in attribute order: sub-layers,
         parameters and buffers; lists, tuples and dicts of them give ``name.index`` /

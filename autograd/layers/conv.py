@@ -17,6 +17,7 @@ from ..geometry import ConvGeometry, pair
 from ..tensor import Tensor
 from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair
 from .base import Layer, shape_text
+from .fused_activation import fused_activation
 from .init import check_scheme, initialize
 
 __all__ = ["Conv2d", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d"]
@@ -149,6 +150,7 @@ class _Convolution(Layer):
             self._build(value.shape[1] * self.groups, value.dtype, None)
 
 
+@fused_activation         # SINGA's Conv2d(..., activation="RELU")
 class Conv2d(_Convolution):
     """2-D convolution (``autograd.conv2d``) with W (out_channels, in_channels / groups, kh, kw)
     and b (out_channels,).

@@ -62,7 +62,8 @@ def _target_operand(t, x, name):
 
 
 def _classification_operands(x, t, name, what):
-    """Check (N, C) inputs against (N, C) targets or (N,) labels in [0, C); return Tensors."""
+    """Check (N, C) inputs against (N, C) targets or (N,) labels in [0, C); return Tensors.
+    As in SINGA, labels may also come as a column (N, 1) and targets as integers (N, C)."""
     _check_float_tensor(x, name, what)
     host_labels = t if isinstance(t, (list, tuple, np.ndarray)) else None
     t = _target_operand(t, x, name)
@@ -72,6 +73,11 @@ def _classification_operands(x, t, name, what):
     if n == 0 or classes == 0:
         raise ValueError(f"{name}: expected a non-empty batch, got {what} of shape "
                          f"{tuple(x.shape)}")
+    if _is_labels(t) and tuple(t.shape) == (n, 1):        # SINGA's column of labels
+        t = constant(t.data.reshape(n), t)
+        host_labels = None if host_labels is None else np.asarray(host_labels).reshape(n)
+    elif _is_labels(t) and tuple(t.shape) == (n, classes):   # SINGA's integer one-hot
+        t = constant(t.data.astype(x.dtype), t)
     if _is_labels(t):
         if tuple(t.shape) != (n,):
             raise ValueError(f"{name}: expected integer labels of shape ({n},) for {what} of "

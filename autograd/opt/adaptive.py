@@ -47,9 +47,9 @@ class Adam(Optimizer):
     state_slots = ("m", "v", "step")
     decoupled_weight_decay = False
 
-    def __init__(self, lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0, *,
-                 betas=None, eps=None):
-        super().__init__(lr)
+    def __init__(self, lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0,
+                 dtype=None, *, betas=None, eps=None):
+        super().__init__(lr, dtype)
         if betas is not None:
             if (beta_1, beta_2) != (0.9, 0.999):
                 raise ValueError(f"{type(self).__name__}: give betas or beta_1/beta_2, not both")
@@ -140,8 +140,8 @@ class RMSProp(Optimizer):
     weight_decay = Hyperparameter(low=0.0)
     state_slots = ("running_average",)
 
-    def __init__(self, lr=0.1, rho=0.9, epsilon=1e-8, weight_decay=0):
-        super().__init__(lr)
+    def __init__(self, lr=0.1, rho=0.9, epsilon=1e-8, weight_decay=0, dtype=None):
+        super().__init__(lr, dtype)
         self.rho = rho
         self.epsilon = epsilon
         self.weight_decay = weight_decay
@@ -179,8 +179,8 @@ class AdaGrad(Optimizer):
     weight_decay = Hyperparameter(low=0.0)
     state_slots = ("history",)
 
-    def __init__(self, lr=0.1, epsilon=1e-8, weight_decay=0):
-        super().__init__(lr)
+    def __init__(self, lr=0.1, epsilon=1e-8, weight_decay=0, dtype=None):
+        super().__init__(lr, dtype)
         self.epsilon = epsilon
         self.weight_decay = weight_decay
 

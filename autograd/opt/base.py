@@ -83,13 +83,34 @@ class Optimizer:
     lr = Hyperparameter(low=0.0)
     state_slots = ()
 
-    def __init__(self, lr):
+    def __init__(self, lr, dtype=None):
+        # SINGA's dtype sets the type of its optimizer's own scalar tensors (for float16
+        # training); here the state always takes each parameter's dtype, so it is only checked.
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise TypeError(f"{type(self).__name__}: dtype must be a floating dtype, got "
+                            f"{np.dtype(dtype)}")
         self._schedules = {}
         self._cached_values = None
         self.lr = lr
         self.step_counter = 0
         self.states = {}
         self._pending = {}      # name -> saved entry, from load_state_dict(d) without params
+
+    # SINGA's DistOpt methods, which SINGA models call from train_one_batch for their
+    # distributed dist_option values: asked for on a plain optimizer, they get an error that
+    # says what they are (a plain AttributeError would suggest a typo).
+    _DIST_OPT_METHODS = ("backward_and_update_half", "backward_and_partial_update",
+                         "backward_and_sparse_update", "all_reduce", "fused_all_reduce",
+                         "all_reduce_half", "fused_all_reduce_half", "sparsification",
+                         "fused_sparsification", "wait")
+
+    def __getattr__(self, name):
+        if name in Optimizer._DIST_OPT_METHODS:
+            raise AttributeError(
+                f"{type(self).__name__}.{name}: a method of SINGA's DistOpt (distributed "
+                "training), which autograd does not have yet (see docs/singa.md); with one "
+                "process call opt(loss), i.e. dist_option='plain'")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------ hyperparameters
     @classmethod

@@ -37,8 +37,9 @@ class SGD(Optimizer):
     weight_decay = Hyperparameter(low=0.0)
     state_slots = ("momentum_buffer",)
 
-    def __init__(self, lr=0.1, momentum=0, dampening=0, weight_decay=0, nesterov=False):
-        super().__init__(lr)
+    def __init__(self, lr=0.1, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+                 dtype=None):
+        super().__init__(lr, dtype)
         self.momentum = momentum
         self.dampening = dampening
         self.weight_decay = weight_decay

@@ -222,3 +222,41 @@ def test_discovery_works_without_super_init_and_inside_lists_and_dicts():
         "weights.0", "heads.left.W", "heads.left.b", "heads.right.W"]
     assert [n for n, _ in bare.named_buffers()] == ["steps"]
     assert bare.training and not bare.eval().heads["left"].training
+
+
+def test_register_layers_makes_unheld_layers_sub_layers_with_singa_names():
+    from collections import OrderedDict
+    import autograd as ag
+
+    class Stack(ag.Layer):
+        def __init__(self, named):
+            super().__init__()
+            blocks = [ag.Linear(3, 3), ag.ReLU(), ag.Linear(3, 2)]
+            self.run = lambda x: blocks[2](blocks[1](blocks[0](x)))     # a closure holds them
+            if named:
+                self.register_layers(OrderedDict(first=blocks[0], last=blocks[2]))
+            else:
+                self.register_layers(*blocks)
+
+        def forward(self, x):
+            return self.run(x)
+
+    assert list(Stack(False).get_params()) == ["Linear_0.W", "Linear_0.b", "Linear_2.W",
+                                                "Linear_2.b"]
+    stack = Stack(True)
+    assert list(stack.get_params()) == ["first.W", "first.b", "last.W", "last.b"]
+    stack.eval()
+    assert not stack.first.training            # train/eval reaches registered layers
+    x = ag.Tensor(data=np.ones((2, 3), np.float32))
+    assert {p for p, _ in ag.backward(ag.sum(stack(x)))} == set(stack.parameters())
+
+
+def test_register_layers_rejects_non_layers_and_a_taken_name():
+    import autograd as ag
+    layer = ag.Layer()
+    with pytest.raises(TypeError, match=r"Layer.register_layers: 'function_0' must be a Layer, "
+                                        r"got function"):
+        layer.register_layers(lambda x: x)
+    layer.register_layers(ag.ReLU())
+    with pytest.raises(ValueError, match=r"register_layers: the attribute 'ReLU_0' already"):
+        layer.register_layers(ag.ReLU())

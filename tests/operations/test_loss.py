@@ -208,8 +208,8 @@ def test_wrong_shapes_name_both_shapes(fn):
                                          r".*\(4, 3\), got labels of shape \(5,\)"):
         fn(x, np.zeros(5, np.int64))
     with pytest.raises(ValueError, match=rf"{name}: expected integer labels of shape \(4,\) "
-                                         r".*\(4, 3\), got labels of shape \(4, 1\)"):
-        fn(x, np.zeros((4, 1), np.int64))
+                                         r".*\(4, 3\), got labels of shape \(1, 4\)"):
+        fn(x, np.zeros((1, 4), np.int64))
     with pytest.raises(ValueError, match=rf"{name}: expected targets of shape \(4, 3\).*"
                                          r"got \(4, 2\)"):
         fn(x, np.zeros((4, 2), np.float32))
@@ -243,3 +243,16 @@ def test_inputs_must_be_floating_tensors():
         autograd.softmax_cross_entropy(np.zeros((2, 3)), np.array([0, 1]))
     with pytest.raises(TypeError, match="mse_loss: expected floating input, got dtype int64"):
         autograd.mse_loss(Tensor(data=np.array([1, 2])), Tensor(data=[1.0, 2.0]))
+
+
+@pytest.mark.parametrize("fn", CLASSIFICATION, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_singa_label_column_and_integer_one_hot(fn, as_tensor):
+    # SINGA drivers feed labels as an (N, 1) column and one-hot targets as int32 (N, C).
+    rng = np.random.default_rng(0)
+    x = Tensor(data=rng.random((5, 3), dtype=np.float32))
+    labels = np.array([0, 2, 1, 1, 0])
+    reference = fn(x, labels).item()
+    for target in (labels[:, None].astype(np.int32), np.eye(3, dtype=np.int32)[labels]):
+        target = Tensor(data=target) if as_tensor else target
+        assert fn(x, target).item() == pytest.approx(reference, rel=1e-6)

@@ -74,3 +74,36 @@ def test_momentum_schedule_starting_at_zero_switches_momentum_on_later():
     expected = reference_trajectory(reference, 8)
     assert_trajectories_close(optimizer_trajectory(opt.SGD(lr=lr, momentum=momentum), 8),
                               expected)
+
+
+def test_singa_dtype_argument_is_checked_and_changes_nothing():
+    import numpy as np
+    import pytest
+    import autograd
+    from autograd import opt
+    results = []
+    for dtype in (None, np.float32, np.float16):
+        w = autograd.Tensor(data=[1.0, -2.0], stores_grad=True)
+        sgd = opt.SGD(0.1, 0.9, 0, 1e-5, False, dtype)        # SINGA's positional order
+        for _ in range(2):
+            sgd(autograd.sum(w * w))
+        results.append(w.to_numpy())
+        assert w.dtype == np.float32
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])
+    for make in (opt.SGD, opt.Adam, opt.RMSProp, opt.AdaGrad):
+        with pytest.raises(TypeError, match=rf"{make.__name__}: dtype must be a floating "
+                                            r"dtype, got int32"):
+            make(dtype=np.int32)
+
+
+def test_singa_distopt_methods_say_what_they_are():
+    import pytest
+    from autograd import opt
+    sgd = opt.SGD(0.1)
+    with pytest.raises(AttributeError, match=r"SGD\.backward_and_update_half: a method of "
+                                             r"SINGA's DistOpt .*docs/singa\.md"):
+        sgd.backward_and_update_half
+    assert not hasattr(sgd, "wait")
+    with pytest.raises(AttributeError, match=r"'SGD' object has no attribute 'nope'"):
+        sgd.nope

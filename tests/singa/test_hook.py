@@ -1,0 +1,112 @@
+"""The import hook (autograd/singa/hook.py, install/uninstall in autograd/singa/__init__.py)."""
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import autograd
+import autograd.singa
+
+
+@pytest.fixture
+def hook():
+    autograd.singa.install()
+    yield
+    autograd.singa.uninstall()
+    autograd.training = True
+
+
+def test_singa_modules_resolve_to_autograds(hook):
+    import singa
+    from singa import autograd as singa_autograd, layer, model, tensor, opt, device, initializer
+    assert singa_autograd.matmul is autograd.matmul
+    assert layer.Conv2d is autograd.Conv2d and layer.Layer is autograd.Layer
+    assert tensor.Tensor is autograd.Tensor and opt.SGD is autograd.opt.SGD
+    assert device.get_default_device() is autograd.device.get_default_device()
+    assert initializer.he_normal is autograd.initializer.he_normal
+    assert issubclass(model.Model, autograd.Model)
+    assert singa.tensor is tensor                     # attribute access on the package too
+    from singa.tensor import from_numpy
+    assert from_numpy is autograd.tensor.from_numpy
+    names = {}
+    exec("from singa.tensor import *", names)
+    assert names["Tensor"] is autograd.Tensor and names["float16"] is np.float16
+
+
+def test_assignment_reaches_autograds_module_flag(hook):
+    from singa import autograd as singa_autograd
+    singa_autograd.training = False
+    assert autograd.training is False
+    singa_autograd.training = True
+    assert autograd.training is True
+
+
+def test_missing_names_and_modules_say_what_and_where(hook):
+    from singa import tensor, opt, singa_wrap
+    with pytest.raises(AttributeError, match=r"^singa\.opt\.DistOpt: this SINGA name has no "
+                                             r"counterpart in autograd; docs/singa\.md"):
+        opt.DistOpt
+    with pytest.raises(AttributeError, match=r"singa\.singa_wrap\.Tensor: singa_wrap is "
+                                             r"SINGA's compiled C\+\+ binding.*docs/singa\.md"):
+        singa_wrap.Tensor
+    assert not hasattr(tensor, "copy_data_to_from")
+    with pytest.raises(ModuleNotFoundError, match=r"singa\.sonnx: ONNX import and export are "
+                                                  r"not implemented yet; docs/singa\.md"):
+        from singa import sonnx        # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match=r"singa\.utils: autograd has no counterpart"):
+        import singa.utils             # noqa: F401
+
+
+def test_singa_only_spellings(hook):
+    from singa import tensor, model
+    loss = autograd.Tensor(data=np.float32(0.25))
+    assert loss.to_numpy().shape == ()
+    np.testing.assert_array_equal(tensor.to_numpy(loss), [0.25])      # SINGA: no 0-d tensors
+    assert tensor.to_numpy(autograd.Tensor(shape=(2, 3))).shape == (2, 3)
+    assert tensor.float16 is np.float16
+
+    class Net(model.Model):
+        def __init__(self):
+            super().__init__()
+            self.linear = autograd.Linear(3)
+
+        def forward(self, x):
+            return self.linear(x)
+
+    net = Net()
+    with pytest.warns(RuntimeWarning, match="graph mode is not implemented"):
+        net.compile([autograd.Tensor(shape=(2, 4))], is_train=False, use_graph=True,
+                    sequential=True)
+    assert net.linear.W.shape == (4, 3) and net.sequential is True
+    with pytest.warns(RuntimeWarning, match="graph mode is not implemented"):
+        net.graph(True, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        net.graph(False)
+    with pytest.raises(NotImplementedError, match="use_graph=True"):    # plain autograd refuses
+        autograd.Model.compile(net, [autograd.Tensor(shape=(2, 4))], use_graph=True)
+
+
+def test_cpu_install_maps_gpu_requests_to_the_cpu():
+    autograd.singa.install(cpu=True)
+    try:
+        from singa import device
+        assert device.create_cuda_gpu_on(0) is autograd.device.cpu()
+        assert device.create_cuda_gpus(2) == [autograd.device.cpu()] * 2
+    finally:
+        autograd.singa.uninstall()
+
+
+def test_nothing_named_singa_exists_without_the_hook():
+    autograd.singa.install()
+    import singa  # noqa: F401
+    autograd.singa.uninstall()
+    assert "singa" not in sys.modules and autograd.singa.installed() is None
+    with pytest.raises(ModuleNotFoundError, match="No module named 'singa'"):
+        import singa  # noqa: F401,F811
+    # nor in a fresh process that imports autograd and autograd.singa
+    code = "import autograd, autograd.singa\ntry:\n import singa\nexcept ImportError: print('no')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "no", out.stderr
