@@ -242,7 +242,10 @@ def scatter_elements(x, indices, updates, axis=0):
         raise ValueError(f"scatter_elements: indices must lie in [{-size}, {size}) along "
                          f"axis {axis}, got values from {int(indices.min())} to "
                          f"{int(indices.max())}")
-    positions = list(xp.indices(indices.shape, sparse=True))
+    # one broadcasting arange per axis (NumPy's indices(sparse=True), which CuPy lacks)
+    ndim = indices.ndim
+    positions = [xp.arange(n).reshape((1,) * k + (n,) + (1,) * (ndim - k - 1))
+                 for k, n in enumerate(indices.shape)]
     positions[axis] = indices % size
     if not hasattr(updates, "creator"):
         raise TypeError(f"scatter_elements: updates must be a Tensor, got "
