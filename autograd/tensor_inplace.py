@@ -12,7 +12,9 @@ Tensor's operators are recorded operations.
 """
 import operator
 
-from .device import move_array
+import numpy as np
+
+from .device import device_of_array, get_array_module, move_array
 
 __all__ = ["InPlaceMethods"]
 
@@ -35,6 +37,14 @@ class InPlaceMethods:
                 raise TypeError(f"Tensor {symbol}: other is on {other.device}, self on "
                                 f"{self.device}")
             other = other.data
+        elif _is_array(other):
+            # an array of another module or GPU would reach CuPy's bare "Unsupported type"
+            # or a silent peer copy: say which op and which devices instead
+            where = device_of_array(other)
+            if get_array_module(other) is not self.device.xp or where is not self.device:
+                raise TypeError(f"Tensor {symbol}: other is a {type(other).__module__}."
+                                f"{type(other).__name__} on {where}, self on {self.device} "
+                                f"(move it to {self.device} first)")
         update(self.data, other)
         return self
 
@@ -65,3 +75,8 @@ class InPlaceMethods:
         draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
         self.data[...] = draws < p
         return self
+
+
+def _is_array(value):
+    """An array of some module (NumPy scalars and Python numbers and lists are values)."""
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic)

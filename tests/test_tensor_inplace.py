@@ -1,5 +1,7 @@
 """SINGA's in-place Tensor methods (autograd/tensor_inplace.py): unrecorded arithmetic that
 refuses graph results, copy_data, bernoulli."""
+import re
+
 import numpy as np
 import pytest
 
@@ -36,3 +38,45 @@ def test_copy_data_and_bernoulli():
     assert set(np.unique(draws)) <= {0.0, 1.0} and abs(draws.mean() - 0.3) < 0.01
     with pytest.raises(ValueError, match="bernoulli"):
         Tensor(shape=(2,)).bernoulli(1.5)
+
+
+class _ForeignArray(np.ndarray):
+    """Stands in for another device's array type (a CuPy array where no GPU exists)."""
+
+
+def _tensor_on_a_foreign_device():
+    """A Tensor whose device computes with another array module, as a GPU tensor does."""
+    from types import SimpleNamespace
+    from autograd.device import Device
+    module = SimpleNamespace(ndarray=_ForeignArray,
+                             random=SimpleNamespace(default_rng=lambda seed=None: None))
+    device = Device("gpu", 7, module)
+    data = np.array([1.0, 2.0], np.float32).view(_ForeignArray)
+    return Tensor.from_operation(data, device, None, 0)
+
+
+@pytest.mark.parametrize("symbol", ["+=", "-=", "*=", "/="])
+def test_in_place_with_another_devices_array_names_the_op_and_both_devices(symbol):
+    t = _tensor_on_a_foreign_device()
+    with pytest.raises(TypeError, match=re.escape(f"Tensor {symbol}: other is a "
+                                                  f"numpy.ndarray on cpu, self on gpu:7")):
+        exec(f"t {symbol} np.ones(2, np.float32)", {"t": t, "np": np})
+    np.testing.assert_array_equal(np.asarray(t.data), [1.0, 2.0])      # nothing written
+
+
+def test_in_place_with_a_foreign_devices_tensor_is_refused_too():
+    t = Tensor(data=[1.0, 2.0])
+    with pytest.raises(TypeError, match=r"Tensor -=: other is on gpu:7, self on cpu"):
+        t -= _tensor_on_a_foreign_device()
+    np.testing.assert_array_equal(t.to_numpy(), [1.0, 2.0])
+
+
+def test_in_place_with_numbers_lists_and_numpy_scalars_is_unchecked_arithmetic():
+    t = _tensor_on_a_foreign_device()       # its array is NumPy underneath: the maths runs
+    t += 1
+    t *= np.float32(2.0)
+    t -= [1.0, 1.0]
+    np.testing.assert_array_equal(np.asarray(t.data), [3.0, 5.0])
+    host = Tensor(data=[1.0, 2.0])
+    host += np.array([1.0, 1.0], np.float32)        # a same-device array is fine
+    np.testing.assert_array_equal(host.to_numpy(), [2.0, 3.0])
