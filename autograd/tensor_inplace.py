@@ -45,7 +45,8 @@ class InPlaceMethods:
                 raise TypeError(f"Tensor {symbol}: other is a {type(other).__module__}."
                                 f"{type(other).__name__} on {where}, self on {self.device} "
                                 f"(move it to {self.device} first)")
-        update(self.data, other)
+        with self.device.activate():        # CuPy runs kernels on the current device only
+            update(self.data, other)
         return self
 
     def __iadd__(self, other):
@@ -65,15 +66,17 @@ class InPlaceMethods:
         value = other.data if hasattr(other, "creator") else other
         if tuple(value.shape) != self.shape:
             raise ValueError(f"copy_data: expected shape {self.shape}, got {tuple(value.shape)}")
-        self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
+        with self.device.activate():
+            self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
         return self
 
     def bernoulli(self, p):
         """Fill with 1.0 with probability ``p`` and 0.0 otherwise, in place; returns self."""
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"bernoulli: p must lie in [0, 1], got {p}")
-        draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
-        self.data[...] = draws < p
+        with self.device.activate():
+            draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
+            self.data[...] = draws < p
         return self
 
 

@@ -44,11 +44,25 @@ class _ForeignArray(np.ndarray):
     """Stands in for another device's array type (a CuPy array where no GPU exists)."""
 
 
+class _CurrentDevice:
+    """Stands in for cupy.cuda.Device: records which device index was made current."""
+    entered = []
+
+    def __init__(self, index):
+        self.index = index
+
+    def __enter__(self):
+        _CurrentDevice.entered.append(self.index)
+
+    def __exit__(self, *exc):
+        return False
+
+
 def _tensor_on_a_foreign_device():
     """A Tensor whose device computes with another array module, as a GPU tensor does."""
     from types import SimpleNamespace
     from autograd.device import Device
-    module = SimpleNamespace(ndarray=_ForeignArray,
+    module = SimpleNamespace(ndarray=_ForeignArray, cuda=SimpleNamespace(Device=_CurrentDevice),
                              random=SimpleNamespace(default_rng=lambda seed=None: None))
     device = Device("gpu", 7, module)
     data = np.array([1.0, 2.0], np.float32).view(_ForeignArray)
@@ -73,10 +87,12 @@ def test_in_place_with_a_foreign_devices_tensor_is_refused_too():
 
 def test_in_place_with_numbers_lists_and_numpy_scalars_is_unchecked_arithmetic():
     t = _tensor_on_a_foreign_device()       # its array is NumPy underneath: the maths runs
+    _CurrentDevice.entered.clear()
     t += 1
     t *= np.float32(2.0)
     t -= [1.0, 1.0]
     np.testing.assert_array_equal(np.asarray(t.data), [3.0, 5.0])
+    assert _CurrentDevice.entered == [7, 7, 7]      # each ran with the tensor's device current
     host = Tensor(data=[1.0, 2.0])
     host += np.array([1.0, 1.0], np.float32)        # a same-device array is fine
     np.testing.assert_array_equal(host.to_numpy(), [2.0, 3.0])
