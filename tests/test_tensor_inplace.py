@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from autograd import Tensor
+from tests.foreign_device import CurrentDevice, tensor_on_a_foreign_device
 
 
 def test_in_place_operators_change_data_and_record_nothing():
@@ -40,38 +41,9 @@ def test_copy_data_and_bernoulli():
         Tensor(shape=(2,)).bernoulli(1.5)
 
 
-class _ForeignArray(np.ndarray):
-    """Stands in for another device's array type (a CuPy array where no GPU exists)."""
-
-
-class _CurrentDevice:
-    """Stands in for cupy.cuda.Device: records which device index was made current."""
-    entered = []
-
-    def __init__(self, index):
-        self.index = index
-
-    def __enter__(self):
-        _CurrentDevice.entered.append(self.index)
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _tensor_on_a_foreign_device():
-    """A Tensor whose device computes with another array module, as a GPU tensor does."""
-    from types import SimpleNamespace
-    from autograd.device import Device
-    module = SimpleNamespace(ndarray=_ForeignArray, cuda=SimpleNamespace(Device=_CurrentDevice),
-                             random=SimpleNamespace(default_rng=lambda seed=None: None))
-    device = Device("gpu", 7, module)
-    data = np.array([1.0, 2.0], np.float32).view(_ForeignArray)
-    return Tensor.from_operation(data, device, None, 0)
-
-
 @pytest.mark.parametrize("symbol", ["+=", "-=", "*=", "/="])
 def test_in_place_with_another_devices_array_names_the_op_and_both_devices(symbol):
-    t = _tensor_on_a_foreign_device()
+    t = tensor_on_a_foreign_device([1.0, 2.0])
     with pytest.raises(TypeError, match=re.escape(f"Tensor {symbol}: other is a "
                                                   f"numpy.ndarray on cpu, self on gpu:7")):
         exec(f"t {symbol} np.ones(2, np.float32)", {"t": t, "np": np})
@@ -81,18 +53,18 @@ def test_in_place_with_another_devices_array_names_the_op_and_both_devices(symbo
 def test_in_place_with_a_foreign_devices_tensor_is_refused_too():
     t = Tensor(data=[1.0, 2.0])
     with pytest.raises(TypeError, match=r"Tensor -=: other is on gpu:7, self on cpu"):
-        t -= _tensor_on_a_foreign_device()
+        t -= tensor_on_a_foreign_device([1.0, 2.0])
     np.testing.assert_array_equal(t.to_numpy(), [1.0, 2.0])
 
 
 def test_in_place_with_numbers_lists_and_numpy_scalars_is_unchecked_arithmetic():
-    t = _tensor_on_a_foreign_device()       # its array is NumPy underneath: the maths runs
-    _CurrentDevice.entered.clear()
+    t = tensor_on_a_foreign_device([1.0, 2.0])       # NumPy underneath: the maths runs
+    CurrentDevice.entered.clear()
     t += 1
     t *= np.float32(2.0)
     t -= [1.0, 1.0]
     np.testing.assert_array_equal(np.asarray(t.data), [3.0, 5.0])
-    assert _CurrentDevice.entered == [7, 7, 7]      # each ran with the tensor's device current
+    assert CurrentDevice.entered == [7, 7, 7]      # each ran with the tensor's device current
     host = Tensor(data=[1.0, 2.0])
     host += np.array([1.0, 1.0], np.float32)        # a same-device array is fine
     np.testing.assert_array_equal(host.to_numpy(), [2.0, 3.0])

@@ -254,6 +254,10 @@ def _pair(gpu1, shape=(3, 3)):
         b, Tensor(data=np.array([0, 1, 2]), device=gpu(0)))),
     ("embedding", lambda a, b: autograd.embedding(
         Tensor(data=np.array([0, 1]), device=gpu(0)), b)),
+    ("gather indices", lambda a, b: autograd.gather(
+        b, 0, Tensor(data=np.array([0, 1]), device=gpu(0)))),
+    ("scatter_elements indices", lambda a, b: autograd.scatter_elements(
+        b, Tensor(data=np.array([[1, 0, 2]]), device=gpu(0)), b[0:1])),
     ("in-place +=", lambda a, b: b.__iadd__(a)),
     ("a raw gpu:0 array", lambda a, b: b + a.data),
     ("backward with dy on gpu:0", lambda a, b: list(autograd.backward(b * 2.0, a))),
