@@ -43,7 +43,8 @@ def eye(t):
     """The identity matrix (a 2-D tensor; ones on the main diagonal of a non-square one)."""
     if t.ndim != 2:
         raise ValueError(f"eye: expected a 2-D tensor, got shape {t.shape}")
-    t.data[...] = t.device.xp.eye(*t.shape, dtype=t.dtype)
+    with t.device.activate():
+        t.data[...] = t.device.xp.eye(*t.shape, dtype=t.dtype)
     return t
 
 
@@ -54,12 +55,13 @@ def orthogonal(t, gain=1.0):
         raise ValueError(f"orthogonal: expected at least 2 dimensions, got shape {t.shape}")
     rows, cols = t.shape[0], int(np.prod(t.shape[1:]))
     xp = t.device.xp
-    sample = t.device.random.standard_normal((max(rows, cols), min(rows, cols)))
-    q, r = xp.linalg.qr(sample)
-    q = q * xp.sign(xp.diagonal(r))              # a uniform distribution over rotations
-    if rows < cols:
-        q = q.T
-    t.data[...] = (gain * q[:rows, :cols]).reshape(t.shape).astype(t.dtype)
+    with t.device.activate():
+        sample = t.device.random.standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = xp.linalg.qr(sample)
+        q = q * xp.sign(xp.diagonal(r))          # a uniform distribution over rotations
+        if rows < cols:
+            q = q.T
+        t.data[...] = (gain * q[:rows, :cols]).reshape(t.shape).astype(t.dtype)
     return t
 
 

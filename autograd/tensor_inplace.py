@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from .device import move_array
+from .device import device_of_array, get_array_module, move_array
 
 __all__ = ["InPlaceMethods"]
 
@@ -38,7 +38,16 @@ class InPlaceMethods:
                 raise TypeError(f"Tensor {symbol}: other is on {other.device}, self on "
                                 f"{self.device}")
             other = other.data
-        update(self.data, other)
+        elif _is_array(other):
+            # an array of another module or GPU would reach CuPy's bare "Unsupported type"
+            # or a silent peer copy: say which op and which devices instead
+            where = device_of_array(other)
+            if get_array_module(other) is not self.device.xp or where is not self.device:
+                raise TypeError(f"Tensor {symbol}: other is a {type(other).__module__}."
+                                f"{type(other).__name__} on {where}, self on {self.device} "
+                                f"(move it to {self.device} first)")
+        with self.device.activate():        # CuPy runs kernels on the current device only
+            update(self.data, other)
         return self
 
     def __iadd__(self, other):
@@ -58,7 +67,8 @@ class InPlaceMethods:
         value = other.data if hasattr(other, "creator") else other
         if tuple(value.shape) != self.shape:
             raise ValueError(f"copy_data: expected shape {self.shape}, got {tuple(value.shape)}")
-        self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
+        with self.device.activate():
+            self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
         return self
 
     def copy_from(self, other):
@@ -89,6 +99,12 @@ class InPlaceMethods:
         """Fill with 1.0 with probability ``p`` and 0.0 otherwise, in place; returns self."""
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"bernoulli: p must lie in [0, 1], got {p}")
-        draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
-        self.data[...] = draws < p
+        with self.device.activate():
+            draws = self.device.random.random(self.data.shape, dtype=self._float_dtype())
+            self.data[...] = draws < p
         return self
+
+
+def _is_array(value):
+    """An array of some module (NumPy scalars and Python numbers and lists are values)."""
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic)

@@ -1,4 +1,5 @@
-"""Test settings: hypothesis profiles and the GPU marker's skip."""
+"""Test settings: hypothesis profiles, the GPU marker's skip, and the device the suite runs on
+(``--device gpu`` or ``AUTOGRAD_TEST_DEVICE=gpu``: docs/testing-on-gpu.md)."""
 import os
 
 import pytest
@@ -25,9 +26,48 @@ def _gpu_missing():
     return None
 
 
+DEVICE_VARIABLE = "AUTOGRAD_TEST_DEVICE"
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--device", choices=("cpu", "gpu"), default=None,
+        help="the default device of the whole suite: 'gpu' runs every test with new Tensors on "
+             "gpu:0 (tests marked cpu_only are skipped); default: $AUTOGRAD_TEST_DEVICE or cpu")
+
+
+def suite_device(config):
+    """The device the suite runs on: --device, else $AUTOGRAD_TEST_DEVICE, else 'cpu'."""
+    choice = config.getoption("--device") or os.environ.get(DEVICE_VARIABLE) or "cpu"
+    if choice not in ("cpu", "gpu"):
+        raise pytest.UsageError(f"{DEVICE_VARIABLE}={choice!r}: expected 'cpu' or 'gpu'")
+    return choice
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "cpu_only: CPU-only by nature (host buffers, intra-op threads, benchmarks, "
+                   "import behaviour in a subprocess); skipped when the suite runs on the GPU")
+    if suite_device(config) == "gpu":
+        reason = _gpu_missing()
+        if reason:
+            pytest.exit(f"--device gpu ({DEVICE_VARIABLE}=gpu) needs a GPU: {reason}",
+                        returncode=pytest.ExitCode.USAGE_ERROR)
+        import autograd.device
+        autograd.device.set_default_device(autograd.device.gpu(0))
+
+
+def pytest_report_header(config):
+    return f"autograd default device: {suite_device(config)}"
+
+
 def pytest_collection_modifyitems(config, items):
+    on_gpu = suite_device(config) == "gpu"
     reason = None
     for item in items:
+        if on_gpu and "cpu_only" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason="CPU-only by nature: skipped under "
+                                                    "--device gpu"))
         if "gpu" in item.keywords:
             reason = reason or _gpu_missing() or ""
             if reason:

@@ -13,6 +13,8 @@ import pytest
 from benchmarks import tape, mlp, mlp_layers, cnn, batchnorm, resnet
 from benchmarks.common import Missing
 
+pytestmark = pytest.mark.cpu_only     # benchmarks time the CPU backend against NumPy/PyTorch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet]
 HAS_TORCH = importlib.util.find_spec("torch") is not None

@@ -10,6 +10,8 @@ import pytest
 import autograd
 from autograd.backend import buffer_cache
 
+pytestmark = pytest.mark.cpu_only     # CPU tuning and import behaviour, checked in subprocesses
+
 _GLIBC = hasattr(os, "confstr") and os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
 
 _MEDIUM_ARRAYS_FAULTS = """

@@ -1,9 +1,12 @@
 """SINGA's in-place Tensor methods (autograd/tensor_inplace.py): unrecorded arithmetic that
 refuses graph results, copy_data, bernoulli."""
+import re
+
 import numpy as np
 import pytest
 
 from autograd import Tensor
+from tests.foreign_device import CurrentDevice, tensor_on_a_foreign_device
 
 
 def test_in_place_operators_change_data_and_record_nothing():
@@ -62,3 +65,32 @@ def test_singa_positional_constructor_is_shape_device_dtype():
     t = Tensor((3, 2), device.cpu(), np.int32)
     assert t.shape == (3, 2) and t.dtype == np.int32 and t.device is device.cpu()
     assert not t.to_numpy().any()
+
+
+@pytest.mark.parametrize("symbol", ["+=", "-=", "*=", "/="])
+def test_in_place_with_another_devices_array_names_the_op_and_both_devices(symbol):
+    t = tensor_on_a_foreign_device([1.0, 2.0])
+    with pytest.raises(TypeError, match=re.escape(f"Tensor {symbol}: other is a "
+                                                  f"numpy.ndarray on cpu, self on gpu:7")):
+        exec(f"t {symbol} np.ones(2, np.float32)", {"t": t, "np": np})
+    np.testing.assert_array_equal(np.asarray(t.data), [1.0, 2.0])      # nothing written
+
+
+def test_in_place_with_a_foreign_devices_tensor_is_refused_too():
+    t = Tensor(data=[1.0, 2.0])
+    with pytest.raises(TypeError, match=r"Tensor -=: other is on gpu:7, self on cpu"):
+        t -= tensor_on_a_foreign_device([1.0, 2.0])
+    np.testing.assert_array_equal(t.to_numpy(), [1.0, 2.0])
+
+
+def test_in_place_with_numbers_lists_and_numpy_scalars_is_unchecked_arithmetic():
+    t = tensor_on_a_foreign_device([1.0, 2.0])       # NumPy underneath: the maths runs
+    CurrentDevice.entered.clear()
+    t += 1
+    t *= np.float32(2.0)
+    t -= [1.0, 1.0]
+    np.testing.assert_array_equal(np.asarray(t.data), [3.0, 5.0])
+    assert CurrentDevice.entered == [7, 7, 7]      # each ran with the tensor's device current
+    host = Tensor(data=[1.0, 2.0])
+    host += np.array([1.0, 1.0], np.float32)        # a same-device array is fine
+    np.testing.assert_array_equal(host.to_numpy(), [2.0, 3.0])

@@ -18,7 +18,8 @@ __all__ = ["shape", "constant_of_shape", "cast", "onehot", "nonzero"]
 
 def shape(x):
     """x's shape as a 1-D int64 Tensor (ONNX Shape)."""
-    return constant(x.device.xp.asarray(x.shape, dtype=np.int64), x)
+    with x.device.activate():
+        return constant(x.device.xp.asarray(x.shape, dtype=np.int64), x)
 
 
 def constant_of_shape(shape_tensor, value=0.0):
@@ -27,8 +28,8 @@ def constant_of_shape(shape_tensor, value=0.0):
     dims = tuple(int(n) for n in shape_tensor.to_numpy().ravel())
     if any(n < 0 for n in dims):
         raise ValueError(f"constant_of_shape: dimensions must be >= 0, got {dims}")
-    xp = shape_tensor.device.xp
-    return constant(xp.full(dims, value, dtype=np.float32), shape_tensor)
+    with shape_tensor.device.activate():
+        return constant(shape_tensor.device.xp.full(dims, value, dtype=np.float32), shape_tensor)
 
 
 class Cast(Operation):
@@ -75,6 +76,11 @@ def onehot(axis, indices, depth, values=(0.0, 1.0)):
     if not hasattr(indices, "creator"):
         raise TypeError(f"onehot: indices must be a Tensor (wrap an array with "
                         f"Tensor(data=...)), got {type(indices).__name__}")
+    with indices.device.activate():       # the arrays made here belong on the indices' GPU
+        return _onehot(axis, indices, depth, values)
+
+
+def _onehot(axis, indices, depth, values):
     data, xp = indices.data, indices.device.xp
     if data.dtype.kind not in "iu" and not (data.dtype.kind == "f" and
                                             bool((data == xp.round(data)).all())):
@@ -99,4 +105,5 @@ def nonzero(x):
     (ONNX NonZero)."""
     if x.ndim == 0:
         raise ValueError("nonzero: expected a tensor of at least 1 dimension, got a scalar")
-    return constant(x.device.xp.stack(x.data.nonzero()).astype(np.int64), x)
+    with x.device.activate():
+        return constant(x.device.xp.stack(x.data.nonzero()).astype(np.int64), x)

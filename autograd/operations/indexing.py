@@ -83,7 +83,8 @@ def _to_device_index(index, device):
     if isinstance(index, tuple):
         return tuple(_to_device_index(p, device) for p in index)
     if isinstance(index, np.ndarray):
-        return device.xp.asarray(index)
+        with device.activate():
+            return device.xp.asarray(index)
     return index
 
 
@@ -121,6 +122,9 @@ def gather(x, axis, indices):
     """
     axis = normalize_axis(axis, x.ndim, "gather")
     if hasattr(indices, "creator"):
+        if indices.device is not x.device:
+            raise TypeError(f"gather: indices are on {indices.device} but x is on {x.device}; "
+                            "move one with to_device()")
         indices = indices.data
     xp = x.device.xp
     if not hasattr(indices, "dtype"):
@@ -128,12 +132,13 @@ def gather(x, axis, indices):
     if indices.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, got {indices.dtype}")
     length = x.shape[axis]
-    bad = out_of_range(indices, -length, length)     # before the upload: no device sync
-    if bad is not None:
-        raise IndexError(f"gather: index {bad} is out of range for axis {axis} of length "
-                         f"{length} (shape {tuple(x.shape)})")
-    # one meaning of negative indices for every backend and for backward
-    indices = xp.asarray(indices) % max(length, 1)
+    with x.device.activate():        # GPU indices are checked, and host ones land, on x's GPU
+        bad = out_of_range(indices, -length, length)     # before the upload: no device sync
+        if bad is not None:
+            raise IndexError(f"gather: index {bad} is out of range for axis {axis} of length "
+                             f"{length} (shape {tuple(x.shape)})")
+        # one meaning of negative indices for every backend and for backward
+        indices = xp.asarray(indices) % max(length, 1)
     return Gather(axis, indices)(x)
 
 
@@ -177,9 +182,10 @@ def where(x, y, condition):
             raise TypeError(f"where: condition is on {condition.device} but x and y are on "
                             f"{x.device}")
         condition = condition.data
-    condition = x.device.xp.asarray(condition)
-    if condition.dtype != bool:
-        condition = condition != 0
+    with x.device.activate():
+        condition = x.device.xp.asarray(condition)
+        if condition.dtype != bool:
+            condition = condition != 0
     try:
         np.broadcast_shapes(condition.shape, x.shape, y.shape)
     except ValueError:
@@ -223,6 +229,14 @@ def scatter_elements(x, indices, updates, axis=0):
     array([[0., 6., 0.],
            [5., 0., 7.]], dtype=float32)
     """
+    if hasattr(indices, "creator") and indices.device is not x.device:
+        raise TypeError(f"scatter_elements: indices are on {indices.device} but x is on "
+                        f"{x.device}; move one with to_device()")
+    with x.device.activate():           # the index arrays made here belong on x's device
+        return _scatter_elements(x, indices, updates, axis)
+
+
+def _scatter_elements(x, indices, updates, axis):
     xp = x.device.xp
     indices = indices.data if hasattr(indices, "creator") else xp.asarray(indices)
     if indices.dtype.kind not in "iu":
@@ -242,7 +256,10 @@ def scatter_elements(x, indices, updates, axis=0):
         raise ValueError(f"scatter_elements: indices must lie in [{-size}, {size}) along "
                          f"axis {axis}, got values from {int(indices.min())} to "
                          f"{int(indices.max())}")
-    positions = list(xp.indices(indices.shape, sparse=True))
+    # one broadcasting arange per axis (NumPy's indices(sparse=True), which CuPy lacks)
+    ndim = indices.ndim
+    positions = [xp.arange(n).reshape((1,) * k + (n,) + (1,) * (ndim - k - 1))
+                 for k, n in enumerate(indices.shape)]
     positions[axis] = indices % size
     if not hasattr(updates, "creator"):
         raise TypeError(f"scatter_elements: updates must be a Tensor, got "

@@ -49,9 +49,10 @@ def _target_operand(t, x, name):
     if hasattr(t, "creator"):
         return t
     if not hasattr(t, "dtype"):
-        t = x.device.xp.asarray(t)
-        if t.dtype.kind == "f":
-            t = t.astype(x.dtype)
+        with x.device.activate():
+            t = x.device.xp.asarray(t)
+            if t.dtype.kind == "f":
+                t = t.astype(x.dtype)
     if _is_labels(t):
         return constant(move_array(t, x.device), x)
     if t.dtype.kind == "b":

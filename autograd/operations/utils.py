@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from ..device import get_array_module
+from ..device import device_of_array, get_array_module
 
 __all__ = ["unbroadcast", "as_tensor_like", "constant", "scalar_value", "scalar_operand",
            "check_broadcast", "normalize_axes", "normalize_axis", "out_of_range", "check_tensor",
@@ -88,9 +88,10 @@ def as_tensor_like(value, like, name):
     if not hasattr(value, "dtype") or value.dtype.kind != "f":
         dtype = like.data.dtype if like.data.dtype.kind == "f" else None
         value = xp.asarray(value, dtype=dtype)
-    elif type(value) is not xp.ndarray:
+    elif type(value) is not xp.ndarray or device_of_array(value) is not like.device:
         raise TypeError(f"{name}: a {type(value).__module__}.{type(value).__name__} cannot be "
-                        f"combined with a Tensor on {like.device}")
+                        f"combined with a Tensor on {like.device} (the array is on "
+                        f"{device_of_array(value)}); move it first")
     return constant(value, like)
 
 

@@ -17,7 +17,7 @@ Three ways to drive an optimizer, as in SINGA:
 """
 import numpy as np
 
-from ..device import get_array_module
+from ..device import device_of_array, get_array_module
 from ..graph import backward
 from ..tensor import Tensor
 from .schedules import Constant, as_schedule
@@ -203,7 +203,7 @@ class Optimizer:
                             f"{grad.dtype}; cast the gradient explicitly")
         if not _same_device(grad, data):
             raise TypeError(f"{owner}: {describe(param)} is on {param.device} but its gradient is "
-                            "on another device")
+                            f"on {device_of_array(grad)}")
         if isinstance(grad, np.generic):        # a NumPy scalar (0-d gradient): an array
             grad = np.asarray(grad)
         return grad

@@ -10,6 +10,8 @@ import autograd
 from autograd import Tensor
 from autograd.backend import buffer_cache as memory
 
+pytestmark = pytest.mark.cpu_only     # host buffers: the GPU's memory is CuPy's pool
+
 LARGE = (2, 1 << 18)          # 2 MiB of float32: above memory.MIN_BYTES
 
 

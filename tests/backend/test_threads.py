@@ -18,6 +18,8 @@ from tests.opcase import check_case
 from tests.backend import test_winograd
 from tests.operations import test_activation, test_conv, test_normalization, test_pooling
 
+pytestmark = pytest.mark.cpu_only     # intra-op threads of the CPU backend
+
 
 @pytest.fixture
 def forced_threads(monkeypatch):

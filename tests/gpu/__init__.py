@@ -93,12 +93,14 @@ def assert_results_match(cpu, gpu, what):
                                    err_msg=f"{what}: gradient of input {position} differs")
 
 
-def compare_devices(fn, arrays, wants_grad=None, seed=0, dtypes=BOTH_DTYPES, what="op"):
-    """Run ``fn`` on the CPU and on the GPU for each dtype and assert that they agree."""
+def compare_devices(fn, arrays, wants_grad=None, seed=0, dtypes=BOTH_DTYPES, what="op",
+                    device=None):
+    """Run ``fn`` on the CPU and on the GPU (``device``, gpu:0 by default) for each dtype and
+    assert that they agree."""
     arrays = [np.asarray(a) for a in arrays]
     if wants_grad is None:
         wants_grad = [a.dtype.kind == "f" for a in arrays]
-    gpu = device_under_test()
+    gpu = device or device_under_test()
     for dtype in dtypes:
         cpu_result = run_on(autograd.device.cpu(), fn, arrays, dtype, wants_grad, seed)
         gpu_result = run_on(gpu, fn, arrays, dtype, wants_grad, seed)

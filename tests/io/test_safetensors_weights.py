@@ -364,6 +364,7 @@ def test_without_safetensors_the_error_names_the_extra(path, monkeypatch):
         load_safetensors(autograd.Linear(2, 2), path)
 
 
+@pytest.mark.cpu_only         # import behaviour, in a subprocess
 def test_importing_autograd_imports_no_optional_package():
     import subprocess
     import sys

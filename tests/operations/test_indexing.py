@@ -218,3 +218,13 @@ def test_slice_argument_errors():
         autograd.slice(Tensor(shape=(3,)), [0], [1, 2])
     with pytest.raises(ValueError, match="step cannot be 0"):
         autograd.slice(Tensor(shape=(3,)), [0], [2], steps=[0])
+
+
+def test_index_tensors_on_another_device_are_refused_naming_both():
+    from tests.foreign_device import tensor_on_a_foreign_device
+    x, updates = Tensor(shape=(2, 3)), Tensor(shape=(1, 3))
+    ids = tensor_on_a_foreign_device([[1, 0, 1]], np.int64)
+    with pytest.raises(TypeError, match=r"gather: indices are on gpu:7 but x is on cpu"):
+        autograd.gather(x, 0, ids)
+    with pytest.raises(TypeError, match=r"scatter_elements: indices are on gpu:7 but x is on cpu"):
+        autograd.scatter_elements(x, ids, updates)
