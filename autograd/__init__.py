@@ -20,7 +20,7 @@ if "numpy" not in _sys.modules:
     _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 from . import device
-from .device import manual_seed
+from .device import manual_seed, get_rng_state, set_rng_state
 from .tensor import Tensor
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
 from .operations.base import Operation

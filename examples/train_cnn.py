@@ -94,6 +94,10 @@ def main(argv=None):
         model(Tensor(data=train_x[:2], device=device, requires_grad=False))   # build lazy W
         extras = autograd.io.load(args.resume, model=model, optimizer=optimizer)
         first_epoch = int(extras["epoch"]) + 1
+        # where the shuffling and the random generators were: the rest of the run is then
+        # the same, bit for bit, as if it had never stopped
+        loader.load_state_dict(extras["loader"])
+        autograd.set_rng_state(extras["rng"])
         history = {"loss": list(extras["loss"]), "accuracy": list(extras["accuracy"])}
 
     start = time.perf_counter()
@@ -125,11 +129,14 @@ def main(argv=None):
         accuracy = evaluate(model, test_x, test_y, device)
         history["loss"].append(loss_sum / max(seen, 1))
         history["accuracy"].append(accuracy)
+        now = time.perf_counter()
         print(f"epoch {epoch + 1:2d}  train loss {history['loss'][-1]:.4f}  "
-              f"test accuracy {accuracy:.2%}  ({time.perf_counter() - start:.1f} s)")
+              f"test accuracy {accuracy:.2%}  ({now - epoch_start:.1f} s, "
+              f"{now - start:.1f} s in all)")
         if args.save:
             autograd.io.save(args.save, model=model, optimizer=optimizer, epoch=epoch,
-                             loss=history["loss"], accuracy=history["accuracy"])
+                             loss=history["loss"], accuracy=history["accuracy"],
+                             loader=loader.state_dict(), rng=autograd.get_rng_state())
 
     elapsed = time.perf_counter() - start
     final = history["accuracy"][-1] if history["accuracy"] else float("nan")

@@ -42,6 +42,22 @@ def test_train_cnn_resumes_from_its_checkpoint(tmp_path):
     assert len(resumed["history"]["loss"]) == 2     # epoch 1 from the file, epoch 2 trained
 
 
+def test_train_cnn_resume_gives_the_uninterrupted_parameters_bit_for_bit(tmp_path):
+    example = load_example("train_cnn")
+    common = ["--limit-batches", "3", "--quiet", "--plot", ""]
+    example.main(["--epochs", "3", "--save", str(tmp_path / "straight.ckpt")] + common)
+    example.main(["--epochs", "1", "--save", str(tmp_path / "first.ckpt")] + common)
+    example.main(["--epochs", "3", "--resume", str(tmp_path / "first.ckpt"),
+                  "--save", str(tmp_path / "resumed.ckpt")] + common)
+    straight = autograd.io.read(tmp_path / "straight.ckpt")
+    resumed = autograd.io.read(tmp_path / "resumed.ckpt")
+    assert list(straight["model"]) == list(resumed["model"])
+    for name, value in straight["model"].items():
+        assert value.tobytes() == resumed["model"][name].tobytes(), name
+    assert straight["extras"]["loss"] == resumed["extras"]["loss"]
+    assert straight["extras"]["loader"] == resumed["extras"]["loader"]
+
+
 def test_train_mlp_quick_run():
     accuracy = load_example("train_mlp").main(["--epochs", "2", "--limit-batches", "10"])
     assert accuracy > 0.3

@@ -31,9 +31,17 @@ class DataLoader:
     ``arrays`` are NumPy arrays (or anything ``numpy.asarray`` takes: lists, CPU Tensors) with the
     same length; they are not copied.
 
+    ``state_dict()``/``load_state_dict()`` save and restore where the loader is, for exact
+    resumes: the generator, and inside an epoch (while its iterator is alive) the batches
+    already yielded, so that the next iteration after a load yields the rest of that epoch.
+    After an epoch ends (or its loop breaks) the state says to start a new one.
+
     >>> loader = DataLoader(np.arange(6), batch_size=4, shuffle=True, seed=0)
     >>> len(loader), sorted(np.concatenate([b for (b,) in loader]).tolist())
     (2, [0, 1, 2, 3, 4, 5])
+    >>> state = loader.state_dict(); first = [b.tolist() for (b,) in loader]
+    >>> loader.load_state_dict(state); first == [b.tolist() for (b,) in loader]
+    True
     """
 
     def __init__(self, *arrays, batch_size, shuffle=False, seed=None, drop_last=False,
@@ -60,6 +68,8 @@ class DataLoader:
         self.drop_last = bool(drop_last)
         self.device = device
         self._generator = np.random.default_rng(seed)
+        self._epoch = None      # while an epoch's iterator is alive: its start state, position
+        self._resume = None     # after load_state_dict inside an epoch: where to carry on
 
     @property
     def num_samples(self):
@@ -71,14 +81,62 @@ class DataLoader:
         return full if self.drop_last or rest == 0 else full + 1
 
     def __iter__(self):
+        if self._resume is not None:
+            self._generator.bit_generator.state, first = self._resume
+            self._resume = None
+        else:
+            first = 0
+        epoch = {"generator": self._generator.bit_generator.state, "position": first}
         # The permutation is drawn here, not lazily inside the loop, so that each started epoch
         # consumes the generator exactly once whether or not it is run to the end.
         order = self._generator.permutation(self.num_samples) if self.shuffle else None
-        for batch in range(len(self)):
-            start = batch * self.batch_size
-            stop = min(start + self.batch_size, self.num_samples)
-            rows = slice(start, stop) if order is None else order[start:stop]
-            yield tuple(self._place(array[rows]) for array in self.arrays)
+        return self._batches(order, epoch)
+
+    def _batches(self, order, epoch):
+        self._epoch = epoch
+        try:
+            for batch in range(epoch["position"], len(self)):
+                start = batch * self.batch_size
+                stop = min(start + self.batch_size, self.num_samples)
+                rows = slice(start, stop) if order is None else order[start:stop]
+                epoch["position"] = batch + 1
+                yield tuple(self._place(array[rows]) for array in self.arrays)
+        finally:
+            # the epoch is over (or its loop broke off): a checkpoint now starts a new epoch
+            if self._epoch is epoch:
+                self._epoch = None
+
+    def state_dict(self):
+        """``{"generator": bit generator state, "position": batches of the current epoch
+        already yielded}``: plain dicts and ints, for ``autograd.io.save``."""
+        if self._epoch is not None:
+            return {"generator": self._epoch["generator"], "position": self._epoch["position"]}
+        if self._resume is not None:
+            return {"generator": self._resume[0], "position": self._resume[1]}
+        return {"generator": self._generator.bit_generator.state, "position": 0}
+
+    def load_state_dict(self, state):
+        """Restore what :meth:`state_dict` returned; the next iteration carries on from it."""
+        if not isinstance(state, dict) or set(state) != {"generator", "position"}:
+            raise ValueError("DataLoader.load_state_dict: expected the dict state_dict() "
+                             f"returned ({{'generator', 'position'}}), got {state!r:.80}")
+        position = state["position"]
+        if isinstance(position, bool) or not isinstance(position, (int, np.integer)) \
+                or not 0 <= position <= len(self):
+            raise ValueError(f"DataLoader.load_state_dict: position must be an int in "
+                             f"[0, {len(self)}], got {position!r}")
+        probe = np.random.default_rng()
+        try:
+            probe.bit_generator.state = state["generator"]
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"DataLoader.load_state_dict: not a generator state of this "
+                             f"loader ({error})") from None
+        if position:
+            self._resume = (state["generator"], int(position))
+        else:
+            self._resume = None
+            self._generator.bit_generator.state = state["generator"]
+        self._epoch = None
 
     def _place(self, batch):
         if self.device is None:
