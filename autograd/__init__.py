@@ -23,6 +23,7 @@ from . import device
 from .device import manual_seed, get_rng_state, set_rng_state
 from .tensor import Tensor
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
+from .anomaly import detect_anomaly, set_detect_anomaly
 from .operations.base import Operation
 from .threads import set_num_threads, get_num_threads
 from .memory import empty_cache

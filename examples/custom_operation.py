@@ -8,9 +8,11 @@ array module of the inputs (``xp``) and the same code runs on NumPy and CuPy.
 """
 import numpy as np
 
-import autograd
-from autograd import Tensor
-from autograd.device import get_array_module
+from _check_install import checked_autograd
+
+autograd = checked_autograd()     # explains a clash with HIPS autograd (same import name)
+from autograd import Tensor  # noqa: E402
+from autograd.device import get_array_module  # noqa: E402
 
 
 class Swish(autograd.Operation):

@@ -15,9 +15,11 @@ import time
 
 import numpy as np
 
-import autograd
-from autograd import Tensor, opt
-from autograd.data import DataLoader, load_digits, load_mnist
+from _check_install import checked_autograd
+
+autograd = checked_autograd()     # explains a clash with HIPS autograd (same import name)
+from autograd import Tensor, opt  # noqa: E402
+from autograd.data import DataLoader, load_digits, load_mnist  # noqa: E402
 
 
 class CNN(autograd.Layer):

@@ -8,9 +8,11 @@ import argparse
 
 import numpy as np
 
-import autograd
-from autograd import Model, Tensor, opt
-from autograd.data import DataLoader, load_digits
+from _check_install import checked_autograd
+
+autograd = checked_autograd()     # explains a clash with HIPS autograd (same import name)
+from autograd import Model, Tensor, opt  # noqa: E402
+from autograd.data import DataLoader, load_digits  # noqa: E402
 
 
 class MLP(Model):

@@ -1,6 +1,7 @@
 """Every example runs in a fast mode, so none of them can rot."""
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +12,8 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
 def load_example(name):
+    if str(EXAMPLES) not in sys.path:       # as when run as a script: its folder comes first
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
