@@ -14,6 +14,7 @@ import sys
 import time
 
 import numpy as np
+from tqdm import tqdm
 
 from _check_install import checked_autograd
 
@@ -42,18 +43,21 @@ class CNN(autograd.Layer):
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=12)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=0.05)
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=12, help="passes over the training set")
+    parser.add_argument("--batch-size", type=int, default=32, help="images per step")
+    parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate")
+    parser.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
+    parser.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                        help="gpu needs CuPy (pip install \"tapegrad[gpu]\")")
     parser.add_argument("--data", metavar="DIR", help="train on MNIST IDX files in DIR")
     parser.add_argument("--save", metavar="PATH", help="write a checkpoint after each epoch")
     parser.add_argument("--resume", metavar="PATH", help="continue from a checkpoint")
     parser.add_argument("--plot", metavar="PNG", default="train_cnn_curves.png",
                         help="where to draw the loss and accuracy curves ('' for none)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seeds initial weights, shuffling and dropout")
     parser.add_argument("--limit-batches", type=int, default=None,
                         help="train on at most this many batches per epoch (quick checks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -80,7 +84,6 @@ def evaluate(model, images, labels, device, batch_size=256):
 
 def main(argv=None):
     args = parse_arguments(argv)
-    from tqdm import tqdm
 
     autograd.manual_seed(args.seed)
     device = autograd.device.gpu(0) if args.device == "gpu" else autograd.device.cpu()
@@ -145,12 +148,18 @@ def main(argv=None):
     print(f"final test accuracy {final:.2%} in {elapsed:.1f} s on {device}")
     if args.plot and history["loss"]:
         plot_curves(history, args.plot)
-        print(f"curves written to {args.plot}")
     return {"accuracy": final, "seconds": elapsed, "history": history}
 
 
 def plot_curves(history, path):
-    import matplotlib
+    """Draw the curves to ``path``; without matplotlib (an optional extra), print them."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib is not installed, so no PNG (pip install \"tapegrad[examples]\"); "
+              "the curves:")
+        print(curves_as_text(history))
+        return
     matplotlib.use("Agg")                 # no display needed
     import matplotlib.pyplot as plt
     epochs = np.arange(1, len(history["loss"]) + 1)
@@ -162,6 +171,15 @@ def plot_curves(history, path):
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
+    print(f"curves written to {path}")
+
+
+def curves_as_text(history):
+    """One line per epoch: loss and accuracy, with a bar for the accuracy."""
+    lines = ["epoch  train loss  test accuracy"]
+    for epoch, (loss, accuracy) in enumerate(zip(history["loss"], history["accuracy"]), 1):
+        lines.append(f"{epoch:5d}  {loss:10.4f}  {accuracy:8.2%}  {'#' * round(accuracy * 40)}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

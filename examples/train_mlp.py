@@ -18,11 +18,13 @@ from autograd.data import DataLoader, load_digits  # noqa: E402
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=0.1)
-    parser.add_argument("--limit-batches", type=int, default=None)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=20, help="passes over the training set")
+    parser.add_argument("--hidden", type=int, default=64, help="units in the hidden layer")
+    parser.add_argument("--lr", type=float, default=0.1, help="SGD learning rate")
+    parser.add_argument("--limit-batches", type=int, default=None,
+                        help="train on at most this many batches per epoch (quick checks)")
     args = parser.parse_args(argv)
 
     autograd.manual_seed(0)
