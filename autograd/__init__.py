@@ -50,6 +50,9 @@ from .operations.conv1d import *             # noqa: F401,F403
 from .operations.normalization import *      # noqa: F401,F403
 from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
+from .argument_errors import wrap_public_functions as _wrap_public_functions
+_wrap_public_functions(globals(), {name for name in _sys.modules
+                                   if name.startswith(__name__ + ".operations.")})
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
 from . import opt, data, io, initializer, layer
@@ -57,7 +60,7 @@ from .io import save, load
 from .model import Model
 from . import graph as _graph
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 class _Module(_types.ModuleType):

@@ -58,7 +58,7 @@ class Tensor(InPlaceMethods):
             device = device_of_array(array)
         elif shape is not None:
             device = device or get_default_device()
-            shape = tuple(shape)
+            shape = _checked_shape(shape)
             with device.activate():
                 array = device.xp.zeros(shape, dtype=dtype or np.float32)
         else:
@@ -358,3 +358,19 @@ def concatenate(tensors, axis=0):
 
 einsum = linalg.einsum
 tensordot = linalg.tensordot
+
+
+def _checked_shape(shape):
+    """``shape`` as a tuple of non-negative ints, or a ValueError/TypeError naming Tensor."""
+    try:
+        sizes = tuple(shape)
+    except TypeError:
+        raise TypeError(f"Tensor: shape must be an int or a sequence of ints, got "
+                        f"{type(shape).__name__}") from None
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise TypeError(f"Tensor: shape must hold ints, got {sizes!r} (a "
+                            f"{type(size).__name__})")
+        if size < 0:
+            raise ValueError(f"Tensor: shape must not be negative, got {sizes}")
+    return sizes
