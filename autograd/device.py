@@ -55,7 +55,7 @@ class _NullContext:
 
 
 _CPU = Device("cpu", 0, np)
-_gpus = {}
+_gpus: dict = {}
 _default = _CPU
 _seed = None          # the last manual_seed, applied to GPUs created after it
 _cupy = None          # the cupy module once a GPU has been asked for

@@ -17,7 +17,10 @@ import contextlib
 import os
 import re
 import secrets
+from types import ModuleType
+from typing import Optional
 
+fcntl: Optional[ModuleType]
 try:
     import fcntl
 except ImportError:                   # Windows

@@ -86,7 +86,7 @@ class Optimizer:
     """
 
     lr = Hyperparameter(low=0.0)
-    state_slots = ()
+    state_slots: tuple[str, ...] = ()
 
     def __init__(self, lr):
         self._schedules = {}
