@@ -13,6 +13,8 @@ FloatingPointError: ReLU (created at ...): forward produced NaN or inf
 >>> autograd.relu(x).to_numpy()                  # debug mode is off again outside the block
 array([inf], dtype=float32)
 """
+from __future__ import annotations
+
 from .graph import config, set_debug
 
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
@@ -22,20 +24,19 @@ class detect_anomaly:
     """``with autograd.detect_anomaly():`` turns debug mode on for the block and back to what
     it was after it (PyTorch's ``torch.autograd.detect_anomaly``)."""
 
-    def __init__(self, check_nan=True):
+    def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = bool(check_nan)
-        self._previous = None
+        self._previous: bool | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> "detect_anomaly":
         self._previous = config.debug
         set_debug(self.check_nan)
         return self
 
-    def __exit__(self, *exc):
-        set_debug(self._previous)
-        return False
+    def __exit__(self, *exc: object) -> None:
+        set_debug(bool(self._previous))
 
 
-def set_detect_anomaly(mode):
+def set_detect_anomaly(mode: bool) -> None:
     """PyTorch's ``torch.autograd.set_detect_anomaly(mode)``: ``autograd.set_debug(mode)``."""
     set_debug(mode)

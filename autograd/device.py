@@ -7,6 +7,8 @@ so one implementation serves both devices.
 >>> cpu().kind, cpu() is cpu()
 ('cpu', True)
 """
+from __future__ import annotations
+
 import numpy as np
 
 __all__ = [
@@ -34,7 +36,7 @@ class Device:
     def __repr__(self):
         return "cpu" if self.kind == "cpu" else f"gpu:{self.index}"
 
-    def seed(self, seed):
+    def seed(self, seed: int | None) -> None:
         """Restart this device's random generator from ``seed``."""
         with self.activate():
             self.random = self.xp.random.default_rng(seed)
@@ -61,7 +63,7 @@ _seed = None          # the last manual_seed, applied to GPUs created after it
 _cupy = None          # the cupy module once a GPU has been asked for
 
 
-def cpu():
+def cpu() -> Device:
     """The host device (NumPy arrays)."""
     return _CPU
 
@@ -79,7 +81,7 @@ def _import_cupy():
     return _cupy
 
 
-def gpu(index=0):
+def gpu(index: int = 0) -> Device:
     """The NVIDIA GPU number ``index`` (CuPy arrays). Raises RuntimeError naming what is missing."""
     device = _gpus.get(index)
     if device is not None:
@@ -99,22 +101,22 @@ def gpu(index=0):
     return device
 
 
-def create_cuda_gpu():
+def create_cuda_gpu() -> Device:
     """SINGA's spelling of ``gpu(0)``."""
     return gpu(0)
 
 
-def create_cuda_gpu_on(index):
+def create_cuda_gpu_on(index: int) -> Device:
     """SINGA's spelling of ``gpu(index)``."""
     return gpu(index)
 
 
-def get_default_device():
+def get_default_device() -> Device:
     """The device new Tensors go to when none is given (the CPU unless changed)."""
     return _default
 
 
-def set_default_device(device):
+def set_default_device(device: Device) -> None:
     """Make ``device`` the one new Tensors go to when none is given."""
     global _default
     if not isinstance(device, Device):
@@ -136,7 +138,7 @@ def device_of_array(array):
     return _CPU
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> None:
     """Seed the random generator of every device, present and future, so runs repeat.
 
     >>> manual_seed(0); a = cpu().random.random(); manual_seed(0); a == cpu().random.random()
@@ -149,7 +151,7 @@ def manual_seed(seed):
         device.seed(seed + index)
 
 
-def get_rng_state():
+def get_rng_state() -> dict[str, dict]:
     """The state of every device's random generator, ``{"cpu": state, "gpu:0": ...}``, for a
     checkpoint: :func:`set_rng_state` puts it back, so dropout masks and random initialisers
     continue exactly where they were (PyTorch's ``torch.get_rng_state``). Plain dicts and ints,
@@ -168,7 +170,7 @@ def get_rng_state():
     return states
 
 
-def set_rng_state(states):
+def set_rng_state(states: dict[str, dict]) -> None:
     """Restore what :func:`get_rng_state` returned (devices not named keep their state)."""
     if not isinstance(states, dict):
         raise TypeError(f"set_rng_state: expected the dict get_rng_state returned, got "

@@ -5,6 +5,10 @@
 >>> [b[1].tolist() for b in DataLoader(x, y, batch_size=2)]
 [[0, 1], [2, 3], [4]]
 """
+from __future__ import annotations
+
+from typing import Any, Iterator
+
 import numpy as np
 
 from ..device import Device
@@ -44,8 +48,9 @@ class DataLoader:
     True
     """
 
-    def __init__(self, *arrays, batch_size, shuffle=False, seed=None, drop_last=False,
-                 device=None):
+    def __init__(self, *arrays: Any, batch_size: int, shuffle: bool = False,
+                 seed: int | None = None, drop_last: bool = False,
+                 device: Device | None = None) -> None:
         if not arrays:
             raise ValueError("DataLoader: expected at least one array, got none")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
@@ -68,19 +73,21 @@ class DataLoader:
         self.drop_last = bool(drop_last)
         self.device = device
         self._generator = np.random.default_rng(seed)
-        self._epoch = None      # while an epoch's iterator is alive: its start state, position
-        self._resume = None     # after load_state_dict inside an epoch: where to carry on
+        # while an epoch's iterator is alive: its start state and position
+        self._epoch: dict[str, Any] | None = None
+        # after load_state_dict inside an epoch: (generator state, position) to carry on from
+        self._resume: tuple[dict, int] | None = None
 
     @property
-    def num_samples(self):
+    def num_samples(self) -> int:
         """The number of rows in each array."""
         return len(self.arrays[0])
 
-    def __len__(self):
+    def __len__(self) -> int:
         full, rest = divmod(self.num_samples, self.batch_size)
         return full if self.drop_last or rest == 0 else full + 1
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple]:
         if self._resume is not None:
             self._generator.bit_generator.state, first = self._resume
             self._resume = None
@@ -106,7 +113,7 @@ class DataLoader:
             if self._epoch is epoch:
                 self._epoch = None
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """``{"generator": bit generator state, "position": batches of the current epoch
         already yielded}``: plain dicts and ints, for ``autograd.io.save``."""
         if self._epoch is not None:
@@ -115,7 +122,7 @@ class DataLoader:
             return {"generator": self._resume[0], "position": self._resume[1]}
         return {"generator": self._generator.bit_generator.state, "position": 0}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned; the next iteration carries on from it."""
         if not isinstance(state, dict) or set(state) != {"generator", "position"}:
             raise ValueError("DataLoader.load_state_dict: expected the dict state_dict() "

@@ -22,12 +22,15 @@ small headers before any large allocation (``untrusted``), and nothing is ever u
 >>> load(path, model=restored), float(restored["W"].sum())
 ({'epoch': 3, 'history': [0.9, 0.5]}, 6.0)
 """
+from __future__ import annotations
+
 import contextlib
 import json
 import os
 import struct
 import zipfile
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +46,8 @@ _METADATA = "checkpoint.json"
 _ROLES = ("model", "optimizer", "extras")
 
 
-def save(path, model=None, optimizer=None, **extras):
+def save(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
+         **extras: Any) -> None:
     """Write ``model.state_dict()``, ``optimizer.state_dict()`` and ``extras`` to exactly ``path``.
 
     ``model`` and ``optimizer`` are objects with ``state_dict()`` (a Layer, a Model, an
@@ -58,7 +62,7 @@ def save(path, model=None, optimizer=None, **extras):
     """
     path = os.fspath(path)
     model_state, optimizer_state = states_to_save(model, optimizer)
-    arrays = {}
+    arrays: dict[str, Any] = {}
     metadata = {
         "format": FORMAT, "version": VERSION,
         "model": encode(model_state, arrays, "model"),
@@ -72,7 +76,8 @@ def save(path, model=None, optimizer=None, **extras):
     _write_atomically(path, lambda stream: _write_archive(stream, text, arrays))
 
 
-def load(path, model=None, optimizer=None, strict=True):
+def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
+         strict: bool = True) -> dict[str, Any]:
     """Restore ``model`` and ``optimizer`` from the checkpoint at ``path``; return its extras.
 
     The whole file is read and verified first: a missing file is a FileNotFoundError, a corrupt,
@@ -97,7 +102,7 @@ def load(path, model=None, optimizer=None, strict=True):
     return content["extras"]
 
 
-def read(path):
+def read(path: str | os.PathLike) -> dict[str, Any]:
     """The checkpoint at ``path`` as ``{"model": state or None, "optimizer": state or None,
     "extras": dict}``, verified but not assigned anywhere (to inspect a file)."""
     path = os.fspath(path)
