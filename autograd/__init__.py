@@ -13,10 +13,11 @@
 training = True
 
 from . import device
-from .device import manual_seed
+from .device import manual_seed, get_rng_state, set_rng_state
 from .tensor import Tensor
 from .tensor_interop import from_dlpack
 from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
+from .anomaly import detect_anomaly, set_detect_anomaly
 from .operations.base import Operation
 from . import runtime
 from .runtime import set_num_threads, get_num_threads, empty_cache
@@ -44,11 +45,14 @@ from .operations.conv1d import *             # noqa: F401,F403
 from .operations.normalization import *      # noqa: F401,F403
 from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
+from .argument_errors import wrap_public_functions as _wrap_public_functions
+_wrap_public_functions(globals(), {name for name in _sys.modules
+                                   if name.startswith(__name__ + ".operations.")})
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
 from . import opt, data, io, initializer, layer, utils
 from .io import save, load
 from .model import Model
 
-__version__ = "0.1.0"
+from ._version import __version__
 

@@ -7,11 +7,14 @@ so one implementation serves both devices.
 >>> cpu().kind, cpu() is cpu()
 ('cpu', True)
 """
+from __future__ import annotations
+
 import numpy as np
 
 __all__ = [
     "Device", "cpu", "gpu", "create_cuda_gpu", "create_cuda_gpu_on", "get_default_device",
     "set_default_device", "get_array_module", "device_of_array", "move_array", "manual_seed",
+    "get_rng_state", "set_rng_state",
 ]
 
 
@@ -33,7 +36,7 @@ class Device:
     def __repr__(self):
         return "cpu" if self.kind == "cpu" else f"gpu:{self.index}"
 
-    def seed(self, seed):
+    def seed(self, seed: int | None) -> None:
         """Restart this device's random generator from ``seed``."""
         with self.activate():
             self.random = self.xp.random.default_rng(seed)
@@ -82,13 +85,13 @@ class _NullContext:
 
 
 _CPU = Device("cpu", 0, np)
-_gpus = {}
+_gpus: dict = {}
 _default = _CPU
 _seed = None          # the last manual_seed, applied to GPUs created after it
 _cupy = None          # the cupy module once a GPU has been asked for
 
 
-def cpu():
+def cpu() -> Device:
     """The host device (NumPy arrays)."""
     return _CPU
 
@@ -106,7 +109,7 @@ def _import_cupy():
     return _cupy
 
 
-def gpu(index=0):
+def gpu(index: int = 0) -> Device:
     """The NVIDIA GPU number ``index`` (CuPy arrays). Raises RuntimeError naming what is missing."""
     device = _gpus.get(index)
     if device is not None:
@@ -126,22 +129,22 @@ def gpu(index=0):
     return device
 
 
-def create_cuda_gpu():
+def create_cuda_gpu() -> Device:
     """SINGA's spelling of ``gpu(0)``."""
     return gpu(0)
 
 
-def create_cuda_gpu_on(index):
+def create_cuda_gpu_on(index: int) -> Device:
     """SINGA's spelling of ``gpu(index)``."""
     return gpu(index)
 
 
-def get_default_device():
+def get_default_device() -> Device:
     """The device new Tensors go to when none is given (the CPU unless changed)."""
     return _default
 
 
-def set_default_device(device):
+def set_default_device(device: Device) -> None:
     """Make ``device`` the one new Tensors go to when none is given."""
     global _default
     if not isinstance(device, Device):
@@ -163,7 +166,7 @@ def device_of_array(array):
     return _CPU
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> None:
     """Seed the random generator of every device, present and future, so runs repeat.
 
     >>> manual_seed(0); a = cpu().random.random(); manual_seed(0); a == cpu().random.random()
@@ -174,6 +177,39 @@ def manual_seed(seed):
     _CPU.seed(seed)
     for index, device in _gpus.items():
         device.seed(seed + index)
+
+
+def get_rng_state() -> dict[str, dict]:
+    """The state of every device's random generator, ``{"cpu": state, "gpu:0": ...}``, for a
+    checkpoint: :func:`set_rng_state` puts it back, so dropout masks and random initialisers
+    continue exactly where they were (PyTorch's ``torch.get_rng_state``). Plain dicts and ints,
+    which ``autograd.io.save`` stores. A GPU whose CuPy generator cannot export its state is
+    left out (its draws after a resume differ from an uninterrupted run's).
+
+    >>> state = get_rng_state(); a = cpu().random.random()
+    >>> set_rng_state(state); a == cpu().random.random()
+    True
+    """
+    states = {"cpu": _CPU.random.bit_generator.state}
+    for index, device in _gpus.items():
+        state = getattr(getattr(device.random, "bit_generator", None), "state", None)
+        if isinstance(state, dict):
+            states[repr(device)] = state
+    return states
+
+
+def set_rng_state(states: dict[str, dict]) -> None:
+    """Restore what :func:`get_rng_state` returned (devices not named keep their state)."""
+    if not isinstance(states, dict):
+        raise TypeError(f"set_rng_state: expected the dict get_rng_state returned, got "
+                        f"{type(states).__name__}")
+    devices = {"cpu": _CPU, **{repr(d): d for d in _gpus.values()}}
+    unknown = sorted(set(states) - set(devices))
+    if unknown:
+        raise ValueError(f"set_rng_state: no device {unknown[0]!r} in this process (have "
+                         f"{sorted(devices)})")
+    for name, state in states.items():
+        devices[name].random.bit_generator.state = state
 
 
 def move_array(array, device):

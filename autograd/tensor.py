@@ -11,6 +11,8 @@ exactly like the named functions.
 >>> y.to_numpy(), y.creator is not None
 (array(9., dtype=float32), True)
 """
+import numbers
+
 import numpy as np
 
 from .device import Device, cpu, get_default_device, device_of_array, move_array
@@ -21,7 +23,7 @@ from .operations import (elementwise, linalg, reduction, unary, comparison, inde
                          shape as shape_ops)
 
 __all__ = ["Tensor", "from_numpy", "to_numpy", "zeros", "ones", "zeros_like", "ones_like",
-           "random", "repeat", "concatenate", "einsum", "tensordot",
+           "random", "repeat", "concatenate", "einsum", "tensordot", "copy_data_to_from",
            "float32", "float64", "int32", "int64"]
 
 float32, float64, int32, int64 = np.float32, np.float64, np.int32, np.int64   # SINGA's names
@@ -62,7 +64,7 @@ class Tensor(InPlaceMethods, ExchangeMethods):
             device = device_of_array(array)
         elif shape is not None:
             device = device or get_default_device()
-            shape = tuple(shape)
+            shape = _checked_shape(shape)
             with device.activate():
                 array = device.xp.zeros(shape, dtype=dtype or np.float32)
         else:
@@ -298,7 +300,8 @@ class Tensor(InPlaceMethods, ExchangeMethods):
         return repeat(self, repeats, axis)
 
     # ------------------------------------------------------------ comparisons (not recorded)
-    # `==` stays identity so that Tensors can be dict keys and list members: use eq().
+    # `==` is elementwise (SINGA, PyTorch); hashing stays by identity, so dicts and sets keyed
+    # by Tensors still work (they compare hashes, then identity, before any __eq__).
     def lt(self, other):
         """1.0 where self < other, else 0.0 (a float Tensor outside the graph)."""
         return comparison.less(self, other)
@@ -316,14 +319,40 @@ class Tensor(InPlaceMethods, ExchangeMethods):
         return comparison.greater_equal(self, other)
 
     def eq(self, other):
-        """1.0 where self == other, else 0.0 (the ``==`` operator compares identity)."""
+        """1.0 where self == other, else 0.0 (also the ``==`` operator)."""
         return comparison.equal(self, other)
 
     def ne(self, other):
-        """1.0 where self != other, else 0.0."""
+        """1.0 where self != other, else 0.0 (also the ``!=`` operator)."""
         return comparison.not_equal(self, other)
 
     __lt__, __le__, __gt__, __ge__ = lt, le, gt, ge
+
+    def __eq__(self, other):
+        """Elementwise, as in SINGA and PyTorch: a float 0.0/1.0 Tensor.
+
+        >>> (Tensor(data=[1.0, 2.0]) == Tensor(data=[1.0, 5.0])).to_numpy()
+        array([1., 0.], dtype=float32)
+        >>> t = Tensor(data=[1.0]); {t: "kept"}[t]           # hashing stays by identity
+        'kept'
+        """
+        if not _comparable(other):
+            return NotImplemented         # None, text, objects: Python's identity answer
+        return comparison.equal(self, other)
+
+    def __ne__(self, other):
+        """Elementwise, as ``==``."""
+        if not _comparable(other):
+            return NotImplemented
+        return comparison.not_equal(self, other)
+
+    def __bool__(self):
+        """The truth of a one-element Tensor; any other is ambiguous (a ValueError), as in
+        NumPy and PyTorch: ``if t == u`` over many elements would otherwise mean nothing."""
+        if self.data.size != 1:
+            raise ValueError(f"Tensor: the truth value of a Tensor of shape {self.shape} is "
+                             "ambiguous; reduce it first (autograd.max, t.to_numpy().all())")
+        return bool(self.data.reshape(()))
 
 
 def from_numpy(array):
@@ -334,6 +363,37 @@ def from_numpy(array):
 def to_numpy(tensor):
     """The data of ``tensor`` as a NumPy array (SINGA's ``tensor.to_numpy``)."""
     return tensor.to_numpy()
+
+
+def copy_data_to_from(dst, src, size, dst_offset=0, src_offset=0):
+    """SINGA's ``tensor.copy_data_to_from``: copy ``size`` elements of ``src`` (flattened in C
+    order, from ``src_offset``) into ``dst`` (from ``dst_offset``), in place; the two may be on
+    different devices. Both must be Tensors of one dtype (cast explicitly).
+
+    >>> dst = Tensor(data=np.zeros((2, 3), np.float32))
+    >>> copy_data_to_from(dst, Tensor(data=np.arange(4.0, dtype=np.float32)), 3, 2, 1)
+    >>> dst.to_numpy()
+    array([[0., 0., 1.],
+           [2., 3., 0.]], dtype=float32)
+    """
+    if not isinstance(dst, Tensor) or not isinstance(src, Tensor):
+        raise TypeError(f"copy_data_to_from: expected two Tensors, got {type(dst).__name__} "
+                        f"and {type(src).__name__}")
+    if dst.dtype != src.dtype:
+        raise TypeError(f"copy_data_to_from: dst is {dst.dtype} but src is {src.dtype}; cast "
+                        "one explicitly with as_type()")
+    for name, value in (("size", size), ("dst_offset", dst_offset), ("src_offset", src_offset)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"copy_data_to_from: {name} must be a non-negative int, got "
+                             f"{value!r}")
+    if src_offset + size > src.size or dst_offset + size > dst.size:
+        raise ValueError(f"copy_data_to_from: cannot copy {size} elements from offset "
+                         f"{src_offset} of {src.size} into offset {dst_offset} of {dst.size}")
+    piece = move_array(src.data.reshape(-1)[src_offset:src_offset + size], dst.device)
+    flat = dst.data.reshape(-1)          # a view when dst is C-contiguous, else a copy
+    flat[dst_offset:dst_offset + size] = piece
+    if not dst.data.flags.c_contiguous:
+        dst.data[...] = flat.reshape(dst.shape)
 
 
 def zeros(shape, device=None, dtype=np.float32):
@@ -382,3 +442,25 @@ def concatenate(tensors, axis=0):
 
 einsum = linalg.einsum
 tensordot = linalg.tensordot
+
+
+def _comparable(other):
+    """What ``==`` compares elementwise: Tensors, arrays, numbers, and lists of numbers."""
+    return (isinstance(other, (Tensor, numbers.Number, np.ndarray, np.generic, list, tuple))
+            or type(other).__module__.split(".")[0] == "cupy")
+
+
+def _checked_shape(shape):
+    """``shape`` as a tuple of non-negative ints, or a ValueError/TypeError naming Tensor."""
+    try:
+        sizes = tuple(shape)
+    except TypeError:
+        raise TypeError(f"Tensor: shape must be an int or a sequence of ints, got "
+                        f"{type(shape).__name__}") from None
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise TypeError(f"Tensor: shape must hold ints, got {sizes!r} (a "
+                            f"{type(size).__name__})")
+        if size < 0:
+            raise ValueError(f"Tensor: shape must not be negative, got {sizes}")
+    return sizes

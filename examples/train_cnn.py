@@ -22,10 +22,13 @@ import sys
 import time
 
 import numpy as np
+from tqdm import tqdm
 
-import autograd
-from autograd import Tensor, opt
-from autograd.data import DataLoader, load_digits, load_mnist
+from _check_install import checked_autograd
+
+autograd = checked_autograd()     # explains a clash with HIPS autograd (same import name)
+from autograd import Tensor, opt  # noqa: E402
+from autograd.data import DataLoader, load_digits, load_mnist  # noqa: E402
 
 
 class CNN(autograd.Layer):
@@ -48,12 +51,14 @@ class CNN(autograd.Layer):
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=12)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=0.05)
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=12, help="passes over the training set")
+    parser.add_argument("--batch-size", type=int, default=32, help="images per step")
+    parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate")
+    parser.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
+    parser.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                        help="gpu needs CuPy (pip install \"tapegrad[gpu]\")")
     parser.add_argument("--data", metavar="DIR", help="train on MNIST IDX files in DIR")
     parser.add_argument("--save", metavar="PATH", help="write a checkpoint after each epoch")
     parser.add_argument("--resume", metavar="PATH", help="continue from a checkpoint")
@@ -62,7 +67,8 @@ def parse_arguments(argv):
     parser.add_argument("--logdir", metavar="DIR",
                         help="log loss, accuracy, learning rate and gradient norm per step "
                              "for TensorBoard (needs the interop extra)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seeds initial weights, shuffling and dropout")
     parser.add_argument("--limit-batches", type=int, default=None,
                         help="train on at most this many batches per epoch (quick checks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -91,7 +97,6 @@ def evaluate(model, images, labels, device, batch_size=256):
 
 def main(argv=None):
     args = parse_arguments(argv)
-    from tqdm import tqdm
 
     autograd.manual_seed(args.seed)
     optimizer = opt.SGD(lr=args.lr, momentum=args.momentum)
@@ -120,6 +125,10 @@ def main(argv=None):
         model(Tensor(data=train_x[:2], device=device, requires_grad=False))   # build lazy W
         extras = autograd.io.load(args.resume, model=model, optimizer=optimizer)
         first_epoch = int(extras["epoch"]) + 1
+        # where the shuffling and the random generators were: the rest of the run is then
+        # the same, bit for bit, as if it had never stopped
+        loader.load_state_dict(extras["loader"])
+        autograd.set_rng_state(extras["rng"])
         history = {"loss": list(extras["loss"]), "accuracy": list(extras["accuracy"])}
 
     writer = autograd.utils.SummaryWriter(args.logdir) if args.logdir and rank == 0 else None
@@ -163,14 +172,17 @@ def main(argv=None):
         accuracy = evaluate(model, test_x, test_y, device)
         history["loss"].append(loss_sum / max(seen, 1))
         history["accuracy"].append(accuracy)
+        now = time.perf_counter()
         if rank == 0:
             print(f"epoch {epoch + 1:2d}  train loss {history['loss'][-1]:.4f}  "
-                  f"test accuracy {accuracy:.2%}  ({time.perf_counter() - start:.1f} s)")
+                  f"test accuracy {accuracy:.2%}  ({now - epoch_start:.1f} s, "
+                  f"{now - start:.1f} s in all)")
         if writer is not None:
             log_epoch(writer, epoch, history, model)
         if args.save:
             autograd.io.save(args.save, model=model, optimizer=optimizer, epoch=epoch,
-                             loss=history["loss"], accuracy=history["accuracy"])
+                             loss=history["loss"], accuracy=history["accuracy"],
+                             loader=loader.state_dict(), rng=autograd.get_rng_state())
 
     if writer is not None:
         writer.close()
@@ -181,7 +193,6 @@ def main(argv=None):
         print(f"final test accuracy {final:.2%} in {elapsed:.1f} s on {device}{processes}")
     if args.plot and history["loss"] and rank == 0:
         plot_curves(history, args.plot)
-        print(f"curves written to {args.plot}")
     return {"accuracy": final, "seconds": elapsed, "history": history}
 
 
@@ -204,7 +215,14 @@ def log_epoch(writer, epoch, history, model):
 
 
 def plot_curves(history, path):
-    import matplotlib
+    """Draw the curves to ``path``; without matplotlib (an optional extra), print them."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib is not installed, so no PNG (pip install \"tapegrad[examples]\"); "
+              "the curves:")
+        print(curves_as_text(history))
+        return
     matplotlib.use("Agg")                 # no display needed
     import matplotlib.pyplot as plt
     epochs = np.arange(1, len(history["loss"]) + 1)
@@ -216,6 +234,15 @@ def plot_curves(history, path):
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
+    print(f"curves written to {path}")
+
+
+def curves_as_text(history):
+    """One line per epoch: loss and accuracy, with a bar for the accuracy."""
+    lines = ["epoch  train loss  test accuracy"]
+    for epoch, (loss, accuracy) in enumerate(zip(history["loss"], history["accuracy"]), 1):
+        lines.append(f"{epoch:5d}  {loss:10.4f}  {accuracy:8.2%}  {'#' * round(accuracy * 40)}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

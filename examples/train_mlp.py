@@ -11,17 +11,21 @@ import argparse
 
 import numpy as np
 
-import autograd
-from autograd import Tensor, opt
-from autograd.data import DataLoader, load_digits
+from _check_install import checked_autograd
+
+autograd = checked_autograd()     # explains a clash with HIPS autograd (same import name)
+from autograd import Tensor, opt  # noqa: E402
+from autograd.data import DataLoader, load_digits  # noqa: E402
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=0.1)
-    parser.add_argument("--limit-batches", type=int, default=None)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=20, help="passes over the training set")
+    parser.add_argument("--hidden", type=int, default=64, help="units in the hidden layer")
+    parser.add_argument("--lr", type=float, default=0.1, help="SGD learning rate")
+    parser.add_argument("--limit-batches", type=int, default=None,
+                        help="train on at most this many batches per epoch (quick checks)")
     parser.add_argument("--logdir", metavar="DIR", help="log loss, accuracy, learning rate and "
                         "gradient norm per step for TensorBoard (needs the interop extra)")
     args = parser.parse_args(argv)

@@ -8,9 +8,11 @@ import argparse
 
 import numpy as np
 
-import autograd
-from autograd import Model, Tensor, opt
-from autograd.data import DataLoader, load_digits
+from _check_install import checked_autograd
+
+autograd = checked_autograd()     # explains a clash with HIPS autograd (same import name)
+from autograd import Model, Tensor, opt  # noqa: E402
+from autograd.data import DataLoader, load_digits  # noqa: E402
 
 
 class MLP(Model):
@@ -30,9 +32,11 @@ class MLP(Model):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--limit-batches", type=int, default=None)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=15, help="passes over the training set")
+    parser.add_argument("--limit-batches", type=int, default=None,
+                        help="train on at most this many batches per epoch (quick checks)")
     parser.add_argument("--save", metavar="PATH", help="save_states after training")
     args = parser.parse_args(argv)
 

@@ -1,9 +1,30 @@
-"""Test settings: hypothesis profiles, the GPU marker's skip, and the device the suite runs on
-(``--device gpu`` or ``AUTOGRAD_TEST_DEVICE=gpu``: docs/testing-on-gpu.md)."""
+"""Test settings: the import-name check, hypothesis profiles, the GPU marker's skip, and the
+device the suite runs on (``--device gpu`` or ``AUTOGRAD_TEST_DEVICE=gpu``:
+docs/testing-on-gpu.md)."""
+import importlib.util
 import os
+import pathlib
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+
+def _check_the_import_name():
+    """Stop with the explanation when ``import autograd`` is (or may be) HIPS autograd: every
+    test would otherwise fail with an AttributeError that hides the cause."""
+    import autograd
+    # loaded by path: with HIPS autograd shadowing this package, autograd._install_check is
+    # not importable
+    here = pathlib.Path(__file__).resolve().parents[1] / "autograd" / "_install_check.py"
+    spec = importlib.util.spec_from_file_location("_tapegrad_install_check", here)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    problem = module.clash_message(autograd)
+    if problem is not None:
+        pytest.exit(problem, returncode=4)
+
+
+_check_the_import_name()
 
 # CI runs on 2 shared cores: few examples per property, no per-example deadline.
 settings.register_profile("ci", max_examples=12, deadline=None,

@@ -1,6 +1,7 @@
 """Every example runs in a fast mode, so none of them can rot."""
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +12,8 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
 def load_example(name):
+    if str(EXAMPLES) not in sys.path:       # as when run as a script: its folder comes first
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -77,6 +80,22 @@ def test_train_mlp_logs_for_tensorboard(tmp_path):
     assert [e.value for e in events.Scalars("epoch/test_accuracy")][-1] == np.float32(accuracy)
 
 
+def test_train_cnn_resume_gives_the_uninterrupted_parameters_bit_for_bit(tmp_path):
+    example = load_example("train_cnn")
+    common = ["--limit-batches", "3", "--quiet", "--plot", ""]
+    example.main(["--epochs", "3", "--save", str(tmp_path / "straight.ckpt")] + common)
+    example.main(["--epochs", "1", "--save", str(tmp_path / "first.ckpt")] + common)
+    example.main(["--epochs", "3", "--resume", str(tmp_path / "first.ckpt"),
+                  "--save", str(tmp_path / "resumed.ckpt")] + common)
+    straight = autograd.io.read(tmp_path / "straight.ckpt")
+    resumed = autograd.io.read(tmp_path / "resumed.ckpt")
+    assert list(straight["model"]) == list(resumed["model"])
+    for name, value in straight["model"].items():
+        assert value.tobytes() == resumed["model"][name].tobytes(), name
+    assert straight["extras"]["loss"] == resumed["extras"]["loss"]
+    assert straight["extras"]["loader"] == resumed["extras"]["loader"]
+
+
 def test_train_mlp_quick_run():
     accuracy = load_example("train_mlp").main(["--epochs", "2", "--limit-batches", "10"])
     assert accuracy > 0.3
@@ -90,5 +109,36 @@ def test_train_model_quick_run(tmp_path):
 
 
 def test_custom_operation_example_checks_and_trains():
-    final_mse = load_example("custom_operation").main(steps=150)
+    final_mse = load_example("custom_operation").main(["--steps", "150"])
     assert np.isfinite(final_mse) and final_mse < 0.2   # sin(3x) has variance ~0.4
+
+
+@pytest.mark.parametrize("name", ["train_cnn", "train_mlp", "train_model", "custom_operation"])
+def test_every_example_help_shows_defaults_and_exits(name, capsys):
+    example = load_example(name)
+    entry = example.parse_arguments if hasattr(example, "parse_arguments") else example.main
+    with pytest.raises(SystemExit) as done:
+        entry(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert "usage:" in text and "(default:" in text
+
+
+def test_train_cnn_without_matplotlib_prints_the_curves(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib fails
+    example = load_example("train_cnn")
+    example.plot_curves({"loss": [0.9, 0.4], "accuracy": [0.5, 0.75]}, str(tmp_path / "c.png"))
+    text = capsys.readouterr().out
+    assert "pip install \"tapegrad[examples]\"" in text
+    assert "    2      0.4000    75.00%  " + "#" * 30 in text
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_train_cnn_epoch_line_shows_the_epochs_own_time(capsys):
+    load_example("train_cnn").main(["--epochs", "2", "--limit-batches", "2", "--quiet",
+                                    "--plot", ""])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("epoch")]
+    assert len(lines) == 2
+    times = [line.split("(")[1].split(" s in all")[0].split(" s, ") for line in lines]
+    (first, first_total), (second, second_total) = [map(float, t) for t in times]
+    assert first <= first_total and second < second_total     # epoch 2's own, not the total

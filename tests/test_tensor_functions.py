@@ -54,7 +54,23 @@ def test_comparison_methods_and_operators():
                              (x.lt(Tensor(data=[3.0, 2.0, 1.0])), [1, 0, 0])]:
         np.testing.assert_array_equal(result.to_numpy(), expected)
         assert result.dtype == np.float32 and result.creator is None
-    assert (x == x) is True and (x == Tensor(data=[1.0, 2.0, 3.0])) is False   # identity
+    # == and != are elementwise (SINGA, PyTorch), 0.0/1.0 float Tensors outside the graph
+    for result, expected in [(x == 2, [0, 1, 0]), (x != 2, [1, 0, 1]),
+                             (x == Tensor(data=[1.0, 0.0, 3.0]), [1, 0, 1]),
+                             (x == np.array([0.0, 2.0, 3.0]), [0, 1, 1])]:
+        np.testing.assert_array_equal(result.to_numpy(), expected)
+        assert result.dtype == np.float32 and result.creator is None
+
+
+def test_tensors_stay_hashable_by_identity_and_ambiguous_truth_is_an_error():
+    a, b = Tensor(data=[1.0, 2.0]), Tensor(data=[1.0, 2.0])
+    table = {a: "a", b: "b"}                     # equal values, two keys
+    assert table[a] == "a" and table[b] == "b" and len({a, b, a}) == 2
+    assert a in [a] and (a == None) is False and (a != "text") is True   # noqa: E711
+    with pytest.raises(ValueError, match=r"Tensor: the truth value of a Tensor of shape \(2,\) "
+                                         r"is ambiguous"):
+        bool(a == b)
+    assert bool(Tensor(data=[3.0]) == 3.0) and not bool(Tensor(data=[3.0]) != 3.0)
 
 
 def test_int32_tensors_for_indices_and_labels():

@@ -8,6 +8,8 @@ source, licences and how ``digits.npz`` was made.
 >>> images.shape, images.dtype, labels.shape, labels.dtype
 ((360, 1, 8, 8), dtype('float32'), (360,), dtype('int64'))
 """
+from __future__ import annotations
+
 import os
 
 import numpy as np
@@ -20,7 +22,8 @@ DIGITS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "digits.n
 _SPLITS = ("train", "test", "all")
 
 
-def load_digits(split="train", normalize=True):
+def load_digits(split: str = "train",
+                normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The embedded 8x8 digits: ``(images, labels)`` for ``split`` "train", "test" or "all".
 
     ``images`` is float32 of shape (N, 1, 8, 8) (NCHW, one channel), scaled to [0, 1] when

@@ -5,6 +5,10 @@
 >>> [b[1].tolist() for b in DataLoader(x, y, batch_size=2)]
 [[0, 1], [2, 3], [4]]
 """
+from __future__ import annotations
+
+from typing import Any, Iterator
+
 import numpy as np
 
 from ..device import Device
@@ -39,16 +43,25 @@ class DataLoader:
     of steps. In the last step the parts may differ by a row (a remainder shorter than
     ``world_size`` joins the step before); ``drop_last=True`` drops an incomplete last step.
 
+    ``state_dict()``/``load_state_dict()`` save and restore where the loader is, for exact
+    resumes: the generator, and inside an epoch (while its iterator is alive) the batches
+    already yielded, so that the next iteration after a load yields the rest of that epoch.
+    After an epoch ends (or its loop breaks) the state says to start a new one.
+
     >>> loader = DataLoader(np.arange(6), batch_size=4, shuffle=True, seed=0)
     >>> len(loader), sorted(np.concatenate([b for (b,) in loader]).tolist())
     (2, [0, 1, 2, 3, 4, 5])
     >>> [[b.tolist() for (b,) in DataLoader(np.arange(7), batch_size=2, rank=r, world_size=2)]
     ...  for r in (0, 1)]
     [[[0, 1], [4, 5]], [[2, 3], [6]]]
+    >>> state = loader.state_dict(); first = [b.tolist() for (b,) in loader]
+    >>> loader.load_state_dict(state); first == [b.tolist() for (b,) in loader]
+    True
     """
 
-    def __init__(self, *arrays, batch_size, shuffle=False, seed=None, drop_last=False,
-                 device=None, rank=0, world_size=1):
+    def __init__(self, *arrays: Any, batch_size: int, shuffle: bool = False,
+                 seed: int | None = None, drop_last: bool = False,
+                 device: Device | None = None, rank: int = 0, world_size: int = 1) -> None:
         if not arrays:
             raise ValueError("DataLoader: expected at least one array, got none")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
@@ -73,13 +86,17 @@ class DataLoader:
         self.rank, self.world_size = _checked_rank(rank, world_size, shuffle, seed,
                                                    self.num_samples)
         self._generator = np.random.default_rng(seed)
+        # while an epoch's iterator is alive: its start state and position
+        self._epoch: dict[str, Any] | None = None
+        # after load_state_dict inside an epoch: (generator state, position) to carry on from
+        self._resume: tuple[dict, int] | None = None
 
     @property
-    def num_samples(self):
+    def num_samples(self) -> int:
         """The number of rows in each array."""
         return len(self.arrays[0])
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._global_batches())
 
     def _global_batches(self):
@@ -95,17 +112,67 @@ class DataLoader:
                 bounds.append((full * step, self.num_samples))
         return bounds
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple]:
+        if self._resume is not None:
+            self._generator.bit_generator.state, first = self._resume
+            self._resume = None
+        else:
+            first = 0
+        epoch = {"generator": self._generator.bit_generator.state, "position": first}
         # The permutation is drawn here, not lazily inside the loop, so that each started epoch
         # consumes the generator exactly once whether or not it is run to the end.
         order = self._generator.permutation(self.num_samples) if self.shuffle else None
-        for start, stop in self._global_batches():
-            if self.world_size > 1:     # this rank's part: sizes differ by at most one row
-                part, extra = divmod(stop - start, self.world_size)
-                start, stop = (start + self.rank * part + min(self.rank, extra),
-                               start + (self.rank + 1) * part + min(self.rank + 1, extra))
-            rows = slice(start, stop) if order is None else order[start:stop]
-            yield tuple(self._place(array[rows]) for array in self.arrays)
+        return self._batches(order, epoch)
+
+    def _batches(self, order, epoch):
+        self._epoch = epoch
+        try:
+            batches = self._global_batches()
+            for batch in range(epoch["position"], len(batches)):
+                start, stop = batches[batch]
+                if self.world_size > 1:     # this rank's part: sizes differ by at most a row
+                    part, extra = divmod(stop - start, self.world_size)
+                    start, stop = (start + self.rank * part + min(self.rank, extra),
+                                   start + (self.rank + 1) * part + min(self.rank + 1, extra))
+                rows = slice(start, stop) if order is None else order[start:stop]
+                epoch["position"] = batch + 1
+                yield tuple(self._place(array[rows]) for array in self.arrays)
+        finally:
+            # the epoch is over (or its loop broke off): a checkpoint now starts a new epoch
+            if self._epoch is epoch:
+                self._epoch = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"generator": bit generator state, "position": batches of the current epoch
+        already yielded}``: plain dicts and ints, for ``autograd.io.save``."""
+        if self._epoch is not None:
+            return {"generator": self._epoch["generator"], "position": self._epoch["position"]}
+        if self._resume is not None:
+            return {"generator": self._resume[0], "position": self._resume[1]}
+        return {"generator": self._generator.bit_generator.state, "position": 0}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned; the next iteration carries on from it."""
+        if not isinstance(state, dict) or set(state) != {"generator", "position"}:
+            raise ValueError("DataLoader.load_state_dict: expected the dict state_dict() "
+                             f"returned ({{'generator', 'position'}}), got {state!r:.80}")
+        position = state["position"]
+        if isinstance(position, bool) or not isinstance(position, (int, np.integer)) \
+                or not 0 <= position <= len(self):
+            raise ValueError(f"DataLoader.load_state_dict: position must be an int in "
+                             f"[0, {len(self)}], got {position!r}")
+        probe = np.random.default_rng()
+        try:
+            probe.bit_generator.state = state["generator"]
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"DataLoader.load_state_dict: not a generator state of this "
+                             f"loader ({error})") from None
+        if position:
+            self._resume = (state["generator"], int(position))
+        else:
+            self._resume = None
+            self._generator.bit_generator.state = state["generator"]
+        self._epoch = None
 
     def _place(self, batch):
         if self.device is None:

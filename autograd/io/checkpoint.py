@@ -7,9 +7,12 @@ an untrusted source cannot run code.
 
 Writes go to a temporary file in the destination folder, which is flushed and fsynced, then
 renamed over ``path`` (atomic): a crash or an error leaves either the previous checkpoint or the
-new one, never a mixture, and no temporary file. Loading reads and verifies the whole file
-(checksums, array headers against the metadata) before anything is assigned, and a model or
-optimizer is either fully restored or left as it was.
+new one, never a mixture. An error removes its temporary file; a killed process cannot, so the
+next save or load of the same path removes temporaries no live writer holds (``temporaries``).
+Loading reads and verifies the whole file (checksums, array headers against the metadata)
+before anything is assigned, and a model or optimizer is either fully restored or left as it
+was. Files from strangers are safe to load: a crafted file is a CheckpointError decided from
+small headers before any large allocation (``untrusted``), and nothing is ever unpickled.
 
 >>> import os, tempfile, numpy as np
 >>> weights = {"W": np.ones((2, 3), np.float32)}
@@ -19,18 +22,21 @@ optimizer is either fully restored or left as it was.
 >>> load(path, model=restored), float(restored["W"].sum())
 ({'epoch': 3, 'history': [0.9, 0.5]}, 6.0)
 """
+from __future__ import annotations
+
 import contextlib
-import io
 import json
 import os
-import secrets
+import struct
 import zipfile
 import zlib
+from typing import Any
 
 import numpy as np
 
 from .restore import CheckpointError, states_to_save, check_targets, restore
 from .state_tree import encode, decode
+from . import temporaries, untrusted
 
 __all__ = ["save", "load", "read", "CheckpointError"]
 
@@ -40,7 +46,8 @@ _METADATA = "checkpoint.json"
 _ROLES = ("model", "optimizer", "extras")
 
 
-def save(path, model=None, optimizer=None, **extras):
+def save(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
+         **extras: Any) -> None:
     """Write ``model.state_dict()``, ``optimizer.state_dict()`` and ``extras`` to exactly ``path``.
 
     ``model`` and ``optimizer`` are objects with ``state_dict()`` (a Layer, a Model, an
@@ -60,7 +67,7 @@ def save(path, model=None, optimizer=None, **extras):
     if getattr(optimizer, "communicator", None) is not None and optimizer.rank != 0:
         return
     model_state, optimizer_state = states_to_save(model, optimizer)
-    arrays = {}
+    arrays: dict[str, Any] = {}
     metadata = {
         "format": FORMAT, "version": VERSION,
         "model": encode(model_state, arrays, "model"),
@@ -70,10 +77,12 @@ def save(path, model=None, optimizer=None, **extras):
     metadata["arrays"] = {name: {"shape": list(array.shape), "dtype": array.dtype.str}
                           for name, array in arrays.items()}
     text = json.dumps(metadata, indent=1)
+    _check_metadata_size(text)
     _write_atomically(path, lambda stream: _write_archive(stream, text, arrays))
 
 
-def load(path, model=None, optimizer=None, strict=True):
+def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
+         strict: bool = True) -> dict[str, Any]:
     """Restore ``model`` and ``optimizer`` from the checkpoint at ``path``; return its extras.
 
     The whole file is read and verified first: a missing file is a FileNotFoundError, a corrupt,
@@ -98,7 +107,7 @@ def load(path, model=None, optimizer=None, strict=True):
     return content["extras"]
 
 
-def read(path):
+def read(path: str | os.PathLike) -> dict[str, Any]:
     """The checkpoint at ``path`` as ``{"model": state or None, "optimizer": state or None,
     "extras": dict}``, verified but not assigned anywhere (to inspect a file)."""
     path = os.fspath(path)
@@ -107,15 +116,22 @@ def read(path):
     except FileNotFoundError:
         raise FileNotFoundError(f"load: no checkpoint at {path}") from None
     with stream:
+        temporaries.remove_stale(*os.path.split(os.path.abspath(path)))
         try:
+            file_size = os.fstat(stream.fileno()).st_size
             with zipfile.ZipFile(stream) as archive:
+                untrusted.check_members(archive, path, file_size)
                 metadata = _read_metadata(archive, path)
-                arrays = {name: _read_array(archive, name, spec, path)
-                          for name, spec in metadata["arrays"].items()}
+                table = untrusted.check_array_table(metadata["arrays"], path, file_size)
+                arrays = {name: _read_array(archive, name, expected, path)
+                          for name, expected in table.items()}
         except CheckpointError:
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError,
-                TypeError) as error:
+                TypeError, IndexError, OverflowError, struct.error, NotImplementedError,
+                RuntimeError) as error:
+            # RuntimeError and NotImplementedError: zipfile's words for a header that asks
+            # for a password or a feature it lacks
             raise CheckpointError(f"load: {path} is corrupt or truncated "
                                   f"({type(error).__name__}: {error})") from error
     try:
@@ -133,37 +149,47 @@ def _write_archive(stream, metadata_text, arrays):
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
+def _check_metadata_size(text):
+    """What load would refuse is refused at save, so every saved file can be loaded."""
+    encoded = text.encode("utf-8")
+    if len(encoded) > untrusted.MAX_METADATA_BYTES:
+        raise ValueError(f"save: the checkpoint's metadata would be {len(encoded)} bytes, more "
+                         f"than the {untrusted.MAX_METADATA_BYTES} a load accepts: store large "
+                         "data as NumPy arrays, not lists")
+    if untrusted.json_depth(encoded) > untrusted.MAX_DEPTH:
+        raise ValueError(f"save: the checkpoint's state nests more than {untrusted.MAX_DEPTH} "
+                         "levels deep, more than a load accepts")
+
+
 def _write_atomically(path, write):
-    """Run ``write(stream)`` on a new file beside ``path``, fsync it, and rename it to ``path``."""
+    """Run ``write(stream)`` on a new file beside ``path``, fsync it, and rename it to ``path``.
+
+    Stale temporaries of earlier crashed saves of ``path`` are removed first. The temporary
+    stays locked until it has been renamed (see ``temporaries``), except on Windows, where an
+    open file cannot be renamed and an open one cannot be removed either.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"save: cannot write {path}: folder {folder} does not exist")
     if os.path.isdir(path):
         raise IsADirectoryError(f"save: cannot write {path}: it is a directory")
-    temporary, descriptor = _create_temporary(folder, os.path.basename(path))
+    base = os.path.basename(path)
+    temporaries.remove_stale(folder, base)
+    temporary, descriptor = temporaries.create(folder, base)
     try:
         with os.fdopen(descriptor, "wb") as stream:
             write(stream)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, path)
+            if temporaries.fcntl is not None:
+                os.replace(temporary, path)
+        if temporaries.fcntl is None:
+            os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(temporary)
         raise
     _fsync_folder(folder)
-
-
-def _create_temporary(folder, base):
-    # os.open with mode 0o666 lets the umask decide permissions, as for any new file
-    # (tempfile.mkstemp would make a checkpoint readable by its owner only).
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    while True:
-        temporary = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
-        try:
-            return temporary, os.open(temporary, flags, 0o666)
-        except FileExistsError:
-            continue
 
 
 def _fsync_folder(folder):
@@ -181,7 +207,7 @@ def _read_metadata(archive, path):
     if _METADATA not in archive.namelist():
         raise CheckpointError(f"load: {path} is not an autograd checkpoint (a zip archive "
                               f"without {_METADATA}; a plain .npz cannot be loaded here)")
-    metadata = json.loads(archive.read(_METADATA).decode("utf-8"))
+    metadata = json.loads(untrusted.read_metadata_text(archive, _METADATA, path))
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise CheckpointError(f"load: {path} is not an autograd checkpoint (its {_METADATA} "
                               f"does not say format {FORMAT!r})")
@@ -196,18 +222,8 @@ def _read_metadata(archive, path):
     return metadata
 
 
-def _read_array(archive, name, spec, path):
+def _read_array(archive, name, expected, path):
     member = f"{name}.npy"
     if member not in archive.NameToInfo:
         raise CheckpointError(f"load: {path} is corrupt: array member {member} is missing")
-    content = archive.read(member)               # checks the member's CRC-32
-    buffer = io.BytesIO(content)
-    array = np.lib.format.read_array(buffer, allow_pickle=False)
-    if buffer.tell() != len(content):
-        raise CheckpointError(f"load: {path} is corrupt: {member} has "
-                              f"{len(content) - buffer.tell()} bytes after its data")
-    if list(array.shape) != spec["shape"] or array.dtype.str != spec["dtype"]:
-        raise CheckpointError(f"load: {path} is corrupt: {member} holds {array.dtype.str} "
-                              f"{tuple(array.shape)}, its metadata says {spec['dtype']} "
-                              f"{tuple(spec['shape'])}")
-    return array
+    return untrusted.read_array(archive, member, expected, path)

@@ -109,12 +109,13 @@ def _restore_optimizer(path, optimizer, state, params):
 
 
 def _reworded(path, role, action):
-    """Run ``action``; a ValueError from the target's own checks is re-raised naming the file."""
+    """Run ``action``; a ValueError or TypeError from the target's own checks (a crafted file
+    may hold any structure) is re-raised naming the file."""
     try:
         action()
     except CheckpointError:
         raise
-    except ValueError as error:
+    except (ValueError, TypeError) as error:
         raise CheckpointError(f"load: {path} does not fit the {role}: {error}") from error
 
 

@@ -30,7 +30,7 @@ class _Convolution(Layer):
     gives its operation; ``_per_axis`` turns an argument into one value per spatial axis."""
 
     _LAYER = "Conv2d"
-    _AXES = ("H", "W")
+    _AXES: tuple[str, ...] = ("H", "W")
 
     @staticmethod
     def _per_axis(value):
@@ -179,7 +179,7 @@ class _Pooling(Layer):
     """What the 2-D and 1-D pooling layers share: their arguments (converted by the subclass:
     pairs or ints), repr and shape inference over the last ``len(_AXES)`` axes."""
 
-    _AXES = ("H", "W")
+    _AXES: tuple[str, ...] = ("H", "W")
     _per_axis = staticmethod(_Convolution._per_axis)
     _averaging = False
 

@@ -33,7 +33,7 @@ class BatchNorm2d(Layer):
     input leaves the running statistics as they were.
     """
 
-    _layout = ("N", "C", "H", "W")
+    _layout: tuple[str, ...] = ("N", "C", "H", "W")
 
     def __init__(self, num_features, momentum=0.9, eps=1e-5):
         super().__init__()

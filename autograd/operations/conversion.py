@@ -11,15 +11,33 @@ array([[1., 0., 0.],
 import numpy as np
 
 from .base import Operation
-from .utils import constant
+from ..device import get_array_module
+from .utils import constant, check_tensor
 
 __all__ = ["shape", "constant_of_shape", "cast", "onehot", "nonzero"]
 
 
+class Shape(Operation):
+    """y = x's shape as a 1-D int64 array (ONNX and SINGA Shape).   dx: none (a shape has no
+    gradient)"""
+
+    def forward(self, x):
+        return get_array_module(x).asarray(x.shape, dtype=np.int64)
+
+    def backward(self, dy):
+        return None
+
+
 def shape(x):
-    """x's shape as a 1-D int64 Tensor (ONNX Shape)."""
-    with x.device.activate():
-        return constant(x.device.xp.asarray(x.shape, dtype=np.int64), x)
+    """x's shape as a 1-D int64 Tensor (ONNX Shape), recorded as an op as in SINGA.
+
+    >>> from autograd import Tensor
+    >>> s = shape(Tensor(data=np.ones((2, 3)), stores_grad=True))
+    >>> s.to_numpy(), type(s.creator).__name__
+    (array([2, 3]), 'Shape')
+    """
+    check_tensor(x, "shape")
+    return Shape()(x)
 
 
 def constant_of_shape(shape_tensor, value=0.0):
@@ -69,10 +87,33 @@ def cast(x, to):
     return constant(x.data.astype(target), x)
 
 
+def _depth(depth):
+    """``depth`` as an int: a number, or (ONNX's and SINGA's form) an array or Tensor holding
+    one integer."""
+    if hasattr(depth, "to_numpy"):
+        depth = depth.to_numpy()
+    if hasattr(depth, "shape"):
+        if int(np.prod(depth.shape)) != 1 or np.asarray(depth).dtype.kind not in "iuf":
+            raise ValueError(f"onehot: depth must be an int or hold one number, got an array "
+                             f"of shape {tuple(depth.shape)}")
+        depth = np.asarray(depth).reshape(())[()]
+    if isinstance(depth, bool) or int(depth) != depth or int(depth) < 1:
+        raise ValueError(f"onehot: depth must be a positive integer, got {depth!r}")
+    return int(depth)
+
+
 def onehot(axis, indices, depth, values=(0.0, 1.0)):
     """SINGA/ONNX OneHot: a new axis of length ``depth`` inserted at ``axis`` holding
     ``values[1]`` at each index and ``values[0]`` elsewhere. Indices may be negative (counted
-    from ``depth``, as ONNX allows); outside [-depth, depth) is a ValueError."""
+    from ``depth``, as ONNX allows); outside [-depth, depth) is a ValueError. ``depth`` is an
+    int or, as in ONNX and SINGA, an array or Tensor holding one.
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> onehot(-1, Tensor(data=np.array([0, 2])), np.array([3])).to_numpy()
+    array([[1., 0., 0.],
+           [0., 0., 1.]], dtype=float32)
+    """
     if not hasattr(indices, "creator"):
         raise TypeError(f"onehot: indices must be a Tensor (wrap an array with "
                         f"Tensor(data=...)), got {type(indices).__name__}")
@@ -86,7 +127,7 @@ def _onehot(axis, indices, depth, values):
                                             bool((data == xp.round(data)).all())):
         raise TypeError(f"onehot: indices must be integers, got {data.dtype}")
     data = data.astype(np.int64)
-    depth = int(depth)
+    depth = _depth(depth)
     if data.size and (int(data.min()) < -depth or int(data.max()) >= depth):
         raise ValueError(f"onehot: indices must lie in [{-depth}, {depth}), got values from "
                          f"{int(data.min())} to {int(data.max())}")

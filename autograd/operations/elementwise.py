@@ -150,6 +150,14 @@ def _split_extremum(dy, a_wins, tie, shape_a, shape_b, needs):
 
 # ---------------------------------------------------------------- a tensor and a scalar
 
+def _float32_for_int(x, c):
+    """SINGA's rule: an integer (or bool) array with a Python float gives float32 (NumPy's would
+    be float64, which would then refuse to mix with the float32 model)."""
+    if isinstance(c, float) and x.dtype.kind in "biu":
+        return x.astype("float32")
+    return x
+
+
 class AddScalar(Operation):
     """y = x + c.   dx = dy"""
 
@@ -157,7 +165,7 @@ class AddScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return x + self.c
+        return _float32_for_int(x, self.c) + self.c
 
     def backward(self, dy):
         return dy
@@ -171,6 +179,7 @@ class MulScalar(Operation):
 
     def forward(self, x):
         # converted once for both passes: see scalar_operand (a number used once stays one)
+        x = _float32_for_int(x, self.c)
         self.operand = scalar_operand(self.c, x)
         return x * self.operand
 
@@ -185,6 +194,7 @@ class DivScalar(Operation):
         self.c = c
 
     def forward(self, x):
+        x = _float32_for_int(x, self.c)
         self.operand = scalar_operand(self.c, x)
         return x / self.operand
 
@@ -199,7 +209,7 @@ class RSubScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        return self.c - x
+        return self.c - _float32_for_int(x, self.c)
 
     def backward(self, dy):
         return -dy
@@ -212,6 +222,7 @@ class RDivScalar(Operation):
         self.c = c
 
     def forward(self, x):
+        x = _float32_for_int(x, self.c)
         y = self.c / x
         self.save_for_backward(x, y)
         return y
@@ -228,6 +239,7 @@ class PowScalar(Operation):
         self.c = c
 
     def forward(self, x):
+        x = _float32_for_int(x, self.c)
         self.save_for_backward(x)
         return x * x if self.c == 2 else x ** self.c
 
@@ -246,7 +258,7 @@ class RPowScalar(Operation):
         self.c = c
 
     def forward(self, x):
-        y = self.c ** x
+        y = self.c ** _float32_for_int(x, self.c)
         self.save_for_backward(y)
         return y
 

@@ -184,6 +184,9 @@ def where(x, y, condition):
         condition = condition.data
     with x.device.activate():
         condition = x.device.xp.asarray(condition)
+        if condition.dtype.kind not in "biuf":
+            raise TypeError(f"where: condition must be bool or numbers, got {condition.dtype} "
+                            f"(from {type(condition).__name__})")
         if condition.dtype != bool:
             condition = condition != 0
     try:

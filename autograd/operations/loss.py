@@ -89,9 +89,14 @@ def _classification_operands(x, t, name, what):
         if bad is not None:
             raise ValueError(f"{name}: label {bad} is outside [0, {classes}) for {classes} "
                              "classes")
+    elif tuple(t.shape) == (n,):
+        raise TypeError(f"{name}: labels of shape ({n},) must be integers, got {t.dtype} "
+                        f"(cast them: labels.astype(int)); floating targets must have the "
+                        f"{what}' shape {tuple(x.shape)}")
     elif tuple(t.shape) != tuple(x.shape):
         raise ValueError(f"{name}: expected targets of shape {tuple(x.shape)} like the {what}, "
-                         f"or integer labels of shape ({n},), got {tuple(t.shape)}")
+                         f"or integer labels of shape ({n},), got {tuple(t.shape)} "
+                         f"({t.dtype})")
     return x, t
 
 

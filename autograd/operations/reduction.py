@@ -13,6 +13,7 @@ import numpy as np
 from ..device import get_array_module
 from .base import Operation
 from .utils import normalize_axes, unbroadcast
+from .nary import ElementwiseMean
 from .elementwise import _operands
 
 __all__ = ["sum", "mean", "max", "min", "reduce_sum", "reduce_mean"]
@@ -172,7 +173,7 @@ def mean(*xs, axis=None, keepdims=False):
         x = xs[0]
         return Mean(normalize_axes(axis, x.ndim, "mean"), keepdims)(x)
     _no_axis("mean", xs, axis)
-    return ElementwiseSum()(*_combine("mean", xs)) * (1.0 / len(xs))
+    return ElementwiseMean()(*_combine("mean", xs))     # one op with n inputs, as SINGA's
 
 
 def max(*xs, axis=None, keepdims=False):

@@ -84,6 +84,9 @@ def as_tensor_like(value, like, name):
     mixing float64 into float32 is still reported by the op."""
     if hasattr(value, "creator"):
         return value
+    if value is None or isinstance(value, (str, bytes)):     # NumPy would make NaN or fail
+        raise TypeError(f"{name}: expected a Tensor, an array or a number, got "
+                        f"{type(value).__name__}")
     xp = like.device.xp
     if not hasattr(value, "dtype") or value.dtype.kind != "f":
         dtype = like.data.dtype if like.data.dtype.kind == "f" else None

@@ -15,6 +15,8 @@ Three ways to drive an optimizer, as in SINGA:
 >>> w.to_numpy(), sgd.step_counter
 (array([ 0.8, -1.6], dtype=float32), 1)
 """
+import warnings
+
 import numpy as np
 
 from ..device import device_of_array, get_array_module
@@ -25,6 +27,9 @@ from . import state as _state
 from .state import describe
 
 __all__ = ["Optimizer", "Hyperparameter"]
+
+# updates of every parameter without a step() before a moving schedule is called stuck
+_FORGOTTEN_STEP_UPDATES = 100
 
 
 class Hyperparameter:
@@ -81,7 +86,7 @@ class Optimizer:
     """
 
     lr = Hyperparameter(low=0.0)
-    state_slots = ()
+    state_slots: tuple[str, ...] = ()
 
     def __init__(self, lr, dtype=None):
         # SINGA's dtype sets the type of its optimizer's own scalar tensors (for float16
@@ -95,6 +100,8 @@ class Optimizer:
         self.step_counter = 0
         self.states = {}
         self._pending = {}      # name -> saved entry, from load_state_dict(d) without params
+        self._updates_since_step = 0
+        self._warned_no_step = False
 
     # SINGA's DistOpt methods, which SINGA models call from train_one_batch for their
     # distributed dist_option values: asked for on a plain optimizer, they get an error that
@@ -174,6 +181,7 @@ class Optimizer:
     def step(self):
         """Advance ``step_counter`` by one; schedules are read at the new step."""
         self.step_counter += 1
+        self._updates_since_step = 0
 
     def update_array(self, data, grad, state, values):
         """Update the array ``data`` in place. ``grad`` is a checked array of the same shape,
@@ -227,6 +235,25 @@ class Optimizer:
             self.states[param] = state
             if param.name is not None:
                 self._pending.pop(param.name, None)
+        self._updates_since_step += 1
+        if (self._updates_since_step >= _FORGOTTEN_STEP_UPDATES * len(self.states)
+                and not self._warned_no_step):
+            self._warn_if_a_schedule_is_stuck()
+
+    def _warn_if_a_schedule_is_stuck(self):
+        """A loop of ``update(p, g)`` without ``step()`` leaves every schedule at its first
+        value; nothing would say so (SINGA and PyTorch users alike expect a step each batch)."""
+        moving = [name for name in self.hyperparameter_names()
+                  if not isinstance(self._schedules[name], Constant)]
+        if not moving:
+            return
+        self._warned_no_step = True
+        owner = type(self).__name__
+        warnings.warn(
+            f"{owner}: {self._updates_since_step} updates since step_counter last advanced "
+            f"(it is {self.step_counter}), so the schedule of {', '.join(moving)} has not "
+            f"moved; call {owner.lower()}.step() once after each batch's updates "
+            f"(opt(loss) does both). This warning is shown once.", UserWarning, stacklevel=4)
 
     # ------------------------------------------------------------ saving and resuming
     def options(self):

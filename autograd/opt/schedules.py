@@ -26,7 +26,7 @@ class DecayScheduler:
     default the attributes named in ``config_names``, which a subclass lists or overrides.
     """
 
-    config_names = ("init_value",)
+    config_names: tuple[str, ...] = ("init_value",)
 
     def __init__(self, init_value):
         self.init_value = _number(init_value, type(self).__name__, "init_value")

@@ -275,7 +275,7 @@ def test_a_pickled_array_in_the_file_is_refused_not_run(saved):
         _edit_metadata(lambda d: d["arrays"]["a0"].update(shape=[1], dtype="|O"))(members)
 
     _rewrite(saved, plant)
-    with pytest.raises(CheckpointError, match="allow_pickle"):
+    with pytest.raises(CheckpointError, match="need pickle"):
         load(saved)
     assert not _Trap.triggered
 
