@@ -12,6 +12,8 @@
 # submodules import: autograd.graph reads it here.
 training = True
 
+import sys as _sys
+
 from . import device
 from .device import manual_seed, get_rng_state, set_rng_state
 from .tensor import Tensor

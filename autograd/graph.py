@@ -17,7 +17,11 @@ import functools
 import sys
 import threading
 
+import numpy as np
+
 from .device import get_array_module
+
+_ndarray = np.ndarray
 
 __all__ = ["backward", "gradients", "no_grad", "enable_grad", "is_recording", "set_debug"]
 
@@ -238,10 +242,12 @@ def _walk(y, dy, root, op_consumers, tensor_consumers, retain_graph):
     while ready:
         op, grads = ready.pop()
         edges = op.input_edges
-        if grads is not None and type(grads) is not list:
+        if type(grads) is _ndarray:
             input_grads = op.backward(grads)          # one output: no *grads unpacking
-        else:
+        elif grads is None or type(grads) is list:
             input_grads = _backward_of_several(op, grads, len(edges))
+        else:
+            input_grads = _backward_on_device_of(grads, op, (grads,))
         if type(input_grads) is not tuple:
             input_grads = tuple(input_grads) if type(input_grads) is list else (input_grads,)
         if len(input_grads) != len(edges):
@@ -331,11 +337,24 @@ def _backward_of_several(op, grads, count):
     when no gradient flowed into it (then none flows out)."""
     if grads is None or all(g is None for g in grads):
         return (None,) * count
+    first = next(g for g in grads if g is not None)
     if any(g is None for g in grads):
-        xp = get_array_module(next(g for g in grads if g is not None))
+        xp = get_array_module(first)
         grads = [xp.zeros(shape, dtype) if g is None else g
                  for g, (shape, dtype) in zip(grads, op.output_shapes)]
-    return op.backward(*grads)
+    if type(first) is _ndarray:
+        return op.backward(*grads)
+    return _backward_on_device_of(first, op, grads)
+
+
+def _backward_on_device_of(array, op, grads):
+    """``op.backward(*grads)`` with ``array``'s GPU current (a CuPy array's ``device`` is a
+    context manager; NumPy's, a string, is not), so that what it allocates lands there."""
+    device = getattr(array, "device", None)
+    if not hasattr(device, "__enter__"):
+        return op.backward(*grads)
+    with device:
+        return op.backward(*grads)
 
 
 def _gradient_error(op, edges, edge, gradient):

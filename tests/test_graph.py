@@ -591,3 +591,30 @@ def test_misuse_raises_at_the_call_not_at_the_first_iteration():
     list(autograd.backward(y))
     with pytest.raises(RuntimeError, match="already freed"):
         autograd.backward(y)
+
+
+def test_backward_runs_with_the_gradients_device_current():
+    from autograd.graph import _backward_on_device_of
+    entered = []
+
+    class Device:                       # what a CuPy array's .device is: a context manager
+        def __enter__(self):
+            entered.append("in")
+
+        def __exit__(self, *exc):
+            entered.append("out")
+
+    class GpuArray:
+        device = Device()
+
+    class Op:
+        def backward(self, dy):
+            entered.append("backward")
+            return dy
+
+    gradient = GpuArray()
+    assert _backward_on_device_of(gradient, Op(), (gradient,)) is gradient
+    assert entered == ["in", "backward", "out"]
+    entered.clear()
+    host = np.ones(2)                   # NumPy's .device is the string "cpu": nothing entered
+    assert _backward_on_device_of(host, Op(), (host,)) is host and entered == ["backward"]

@@ -20,11 +20,13 @@ links the outputs to it so that ``autograd.backward`` can call its backward late
 import os
 import traceback
 
+from ..device import cpu
 from ..graph import config, package, thread_state, check_finite
 
 __all__ = ["Operation"]
 
 _NO_INPUT = object()      # what Operation.__call__ gets when called with no input at all
+_CPU = cpu()
 
 
 class Operation:
@@ -70,8 +72,12 @@ class Operation:
         if debug:
             self.created_at = _user_line()
         if others or x is _NO_INPUT:
-            arrays, edges = self._record_inputs(() if x is _NO_INPUT else (x, *others))
-            outputs = self.forward(*arrays)
+            inputs = () if x is _NO_INPUT else (x, *others)
+            arrays, edges = self._record_inputs(inputs)
+            if not inputs or inputs[0].device is _CPU:
+                outputs = self.forward(*arrays)
+            else:
+                outputs = self._forward_on(inputs[0].device, arrays)
         else:
             # One input, the commonest case, without the lists and loops of several: it saves
             # about a fifth of the recording cost of a unary op.
@@ -88,7 +94,10 @@ class Operation:
             else:
                 self.recording = False      # the class says True: one attribute write saved
                 edges = None
-            outputs = self.forward(array)
+            if x.device is _CPU:
+                outputs = self.forward(array)
+            else:
+                outputs = self._forward_on(x.device, (array,))
         if type(outputs) is tuple:
             return self._wrap_outputs(outputs, x, edges)
         if debug:
@@ -97,6 +106,12 @@ class Operation:
             return x.new_output(outputs)
         self.input_edges = edges
         return x.new_output(outputs, self, 0)
+
+    def _forward_on(self, device, arrays):
+        """``forward`` with the inputs' GPU current, so that what it allocates lands there
+        (CuPy allocates on the current device, not on its inputs')."""
+        with device.activate():
+            return self.forward(*arrays)
 
     def _record_inputs(self, inputs):
         """``__call__``'s first step for several inputs: their arrays, and the edges to record

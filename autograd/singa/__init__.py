@@ -11,10 +11,10 @@ is an error naming that SINGA name and pointing at docs/singa.md.
 >>> from singa import layer, tensor
 >>> layer.Conv2d is autograd.Conv2d, tensor.Tensor is autograd.Tensor
 (True, True)
->>> tensor.copy_data_to_from          # doctest: +ELLIPSIS
+>>> tensor.from_raw_tensor          # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-AttributeError: singa.tensor.copy_data_to_from: this SINGA name has no counterpart in ...
+AttributeError: singa.tensor.from_raw_tensor: this SINGA name has no counterpart in ...
 >>> autograd.singa.uninstall()
 >>> import singa
 Traceback (most recent call last):

@@ -250,13 +250,11 @@ def test_a_rank_that_raises_ends_the_run_with_its_error():
 
 @needs_mpi
 def test_the_cnn_example_trains_distributed_to_the_accuracy_of_one_process():
-    import importlib.util
     import re
+    from tests.test_examples import load_example
     example = ROOT / "examples" / "train_cnn.py"
     common = ["--epochs", "2", "--quiet", "--plot", ""]
-    spec = importlib.util.spec_from_file_location("example_train_cnn", example)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("train_cnn")
     try:
         alone = module.main(common)["accuracy"]
     finally:
