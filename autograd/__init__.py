@@ -46,7 +46,7 @@ from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
-from . import opt, data, io, initializer, layer, utils
+from . import opt, data, io, initializer, layer, utils, onnx
 from .io import save, load
 from .model import Model
 
