@@ -92,3 +92,12 @@ def test_train_model_quick_run(tmp_path):
 def test_custom_operation_example_checks_and_trains():
     final_mse = load_example("custom_operation").main(steps=150)
     assert np.isfinite(final_mse) and final_mse < 0.2   # sin(3x) has variance ~0.4
+
+
+def test_export_onnx_example_agrees_with_onnxruntime(tmp_path):
+    pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+    result = load_example("export_onnx").main(["--epochs", "1", "--limit-batches", "10",
+                                               "--output", str(tmp_path / "digits.onnx")])
+    assert result["agreement"] == 1.0
+    assert result["max_difference"] < 1e-4 and result["imported_difference"] < 1e-5
+    assert result["accuracy"] > 0.3            # 10 steps already learn (chance is 0.1)
