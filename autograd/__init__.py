@@ -52,7 +52,7 @@ _wrap_public_functions(globals(), {name for name in _sys.modules
                                    if name.startswith(__name__ + ".operations.")})
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
-from . import opt, data, io, initializer, layer, utils
+from . import opt, data, io, initializer, layer, utils, onnx
 from .io import save, load
 from .model import Model
 

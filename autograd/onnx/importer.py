@@ -1,0 +1,120 @@
+"""OnnxModel: an ONNX graph run node by node with the project's operations.
+
+Values flow as Tensors (computed on the tape, so gradients reach the parameters) or as NumPy
+arrays: constants, integer initializers, and whatever is computed from shapes alone (Shape ->
+Gather -> Concat -> Reshape), which the node handlers evaluate with NumPy and never record.
+"""
+import numpy as np
+
+from .. import graph
+from ..device import get_default_device
+from ..layers.base import Layer
+from ..model import Model
+from ..tensor import Tensor
+from . import import_ops, require_onnx
+
+__all__ = ["OnnxModel", "read_model"]
+
+_OLDEST_OPSET = 6        # opset 6: the binary ops' broadcast/axis attributes are handled
+
+
+def read_model(model):
+    """An ``onnx.ModelProto`` from a path, bytes or a ModelProto."""
+    onnx = require_onnx()
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, (bytes, bytearray)):
+        return onnx.load_model_from_string(bytes(model))
+    return onnx.load(str(model))
+
+
+class OnnxModel(Model):
+    """A Model whose forward runs an ONNX graph. ``net(x1, x2, ...)`` takes the graph's inputs
+    in order (Tensors or arrays) and returns its output, or a tuple of outputs.
+
+    ``weights`` holds the float initializers as parameters (``stores_grad=True``); the
+    initializers that a node reads as a shape, indices, axes or bounds stay constants, and
+    BatchNormalization's running statistics are buffers. ``train()`` / ``eval()`` switch
+    BatchNorm (batch statistics, updating the buffers) and Dropout.
+    """
+
+    def __init__(self, model_proto, device=None):
+        super().__init__()
+        onnx = require_onnx()
+        from onnx import numpy_helper
+        device = device or get_default_device()
+        graph_proto = model_proto.graph
+        self.opset = {entry.domain or "": entry.version for entry in model_proto.opset_import}
+        newest = onnx.defs.onnx_opset_version()
+        version = self.opset.get("", newest)
+        if not _OLDEST_OPSET <= version <= newest:
+            raise ValueError(f"autograd.onnx.load: opset {version} is not supported (opsets "
+                             f"{_OLDEST_OPSET} to {newest}, that of the installed onnx, are)")
+        self.nodes = list(graph_proto.node)
+        for node in self.nodes:
+            import_ops.handler_for(node, self.opset)        # unsupported nodes fail at load
+        static = import_ops.static_input_names(self.nodes)
+        statistics = import_ops.statistics_input_names(self.nodes)
+        self.constants = {}
+        self.weights = {}
+        self._buffers_by_name = {}
+        for initializer in graph_proto.initializer:
+            array = numpy_helper.to_array(initializer)
+            name = initializer.name
+            if array.dtype.kind != "f" or name in static:
+                self.constants[name] = array
+            elif name in statistics:
+                tensor = Tensor(data=np.array(array), device=device, requires_grad=False)
+                buffer_name = f"buffer_{len(self._buffers_by_name)}"
+                self._buffers_by_name[name] = self.register_buffer(buffer_name, tensor)
+            else:
+                self.weights[name] = Tensor(data=np.array(array), device=device,
+                                            stores_grad=True)
+        self.input_names = [value.name for value in graph_proto.input
+                            if value.name not in self.constants and value.name not in
+                            self.weights and value.name not in self._buffers_by_name]
+        self.output_names = [value.name for value in graph_proto.output]
+        self.device = device
+        self.train(False)
+        self._onnx_version = onnx.__version__
+
+    def __call__(self, *inputs):
+        return Layer.__call__(self, *inputs)
+
+    def forward(self, *inputs):
+        if len(inputs) != len(self.input_names):
+            raise ValueError(f"OnnxModel: the graph takes {len(self.input_names)} input(s) "
+                             f"{self.input_names}, got {len(inputs)}")
+        values = dict(self.constants)
+        values.update(self.weights)
+        values.update(self._buffers_by_name)
+        for name, value in zip(self.input_names, inputs):
+            values[name] = value if isinstance(value, Tensor) else Tensor(
+                data=np.asarray(value) if not hasattr(value, "shape") else value,
+                device=self.device, requires_grad=False)
+        context = import_ops.Context(self.opset, self.is_training, self.device)
+        for node in self.nodes:
+            arguments = [values.get(name) if name else None for name in node.input]
+            missing = [name for name, value in zip(node.input, arguments)
+                       if name and value is None]
+            if missing:
+                raise ValueError(f"OnnxModel: node {node.name or node.op_type} "
+                                 f"({node.op_type}) reads {missing}, which nothing produced")
+            outputs = import_ops.handler_for(node, self.opset)(context, node, arguments)
+            if not isinstance(outputs, tuple):
+                outputs = (outputs,)
+            for name, value in zip(node.output, outputs):
+                if name:
+                    values[name] = value
+        results = tuple(_as_tensor(values[name], self.device) for name in self.output_names)
+        return results[0] if len(results) == 1 else results
+
+    @property
+    def is_training(self):
+        return bool(self.training) and graph.config.training
+
+
+def _as_tensor(value, device):
+    if isinstance(value, Tensor):
+        return value
+    return Tensor(data=np.asarray(value), device=device, requires_grad=False)

@@ -1,0 +1,222 @@
+"""Export round trips: every exportable op and a few networks are exported, checked with
+onnx.checker (full check), run in onnxruntime and in onnx's ReferenceEvaluator at two batch
+sizes against the project's own forward, imported back and compared again; an imported
+network fine-tunes."""
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
+onnxruntime = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+from onnx.reference import ReferenceEvaluator   # noqa: E402
+
+import autograd                                  # noqa: E402
+from autograd import Tensor                      # noqa: E402
+
+ATOL = 1e-4
+
+
+def _parameter(rng, *shape):
+    return Tensor(data=rng.standard_normal(shape).astype(np.float32) * 0.5, stores_grad=True)
+
+
+class Wrap(autograd.Layer):
+    """A model from a function of x and some parameters."""
+
+    def __init__(self, function, **parameters):
+        super().__init__()
+        self.function = function
+        for name, value in parameters.items():
+            setattr(self, name, value)
+
+    def forward(self, x):
+        return self.function(self, x)
+
+
+def _cases():
+    rng = np.random.default_rng(0)
+    image, flat = (3, 6, 6), (5,)
+    yield "relu", image, Wrap(lambda m, x: autograd.relu(x))
+    yield "tanh_sigmoid", flat, Wrap(lambda m, x: autograd.sigmoid(autograd.tanh(x)))
+    yield "exp_log_sqrt", flat, Wrap(lambda m, x: autograd.sqrt(autograd.log(
+        autograd.exp(x) + 1.0)))
+    yield "scalars", flat, Wrap(lambda m, x: (2.0 - x * 3.0) / 4.0 + 1.0)
+    yield "binary", flat, Wrap(lambda m, x: autograd.div(autograd.mul(x, m.w) - m.w, m.w * m.w + 1.0),
+                               w=_parameter(rng, 5))
+    yield "matmul_bias", flat, Wrap(lambda m, x: autograd.add_bias(autograd.matmul(x, m.w), m.b),
+                                    w=_parameter(rng, 5, 4), b=_parameter(rng, 4))
+    yield "gemm", flat, Wrap(lambda m, x: autograd.gemm(x, m.w, m.b, 0.5, 2.0, False, True),
+                             w=_parameter(rng, 3, 5), b=_parameter(rng, 3))
+    yield "conv", image, Wrap(lambda m, x: autograd.conv2d(x, m.w, m.b, stride=2, padding=1),
+                              w=_parameter(rng, 4, 3, 3, 3), b=_parameter(rng, 4))
+    yield "conv_grouped_dilated_same", image, Wrap(
+        lambda m, x: autograd.conv2d(x, m.w, None, dilation=2, groups=3, padding="same"),
+        w=_parameter(rng, 6, 1, 3, 3))
+    yield "conv_asymmetric_same", image, Wrap(
+        lambda m, x: autograd.conv2d(x, m.w, None, stride=2, padding="same"),
+        w=_parameter(rng, 2, 3, 3, 3))
+    yield "pools", image, Wrap(lambda m, x: autograd.avg_pool2d(
+        autograd.max_pool2d(x, 3, 1, padding=1), 2))
+    yield "global_pool", image, Wrap(lambda m, x: autograd.global_avg_pool2d(x))
+    yield "batch_norm", image, autograd.BatchNorm2d(3)
+    yield "layer_norm", flat, autograd.LayerNorm(5)
+    yield "softmax", flat, Wrap(lambda m, x: autograd.log_softmax(autograd.softmax(x, 1), 1))
+    yield "shape", image, Wrap(lambda m, x: autograd.transpose(
+        autograd.reshape(autograd.flatten(x), (x.shape[0], 9, 12)), (0, 2, 1)))
+    yield "concat", image, Wrap(lambda m, x: autograd.cat([x, autograd.relu(x)], 1))
+    yield "dropout", flat, autograd.Dropout(0.5)
+
+
+CASES = list(_cases())
+
+
+def _outputs_agree(model, proto, shape, batch, seed):
+    x = np.random.default_rng(seed).standard_normal((batch,) + shape).astype(np.float32)
+    ours = model(Tensor(data=x, requires_grad=False)).to_numpy()
+    session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"input": x})[0], ours, atol=ATOL, rtol=1e-4)
+    np.testing.assert_allclose(ReferenceEvaluator(proto).run(None, {"input": x})[0], ours,
+                               atol=ATOL, rtol=1e-4)
+    imported = autograd.onnx.load(proto)
+    np.testing.assert_allclose(imported(x).to_numpy(), ours, atol=ATOL, rtol=1e-4)
+    return imported
+
+
+@pytest.mark.parametrize("name, shape, model", CASES, ids=[c[0] for c in CASES])
+def test_each_op_exports_runs_in_onnxruntime_and_imports_back(name, shape, model):
+    example = np.random.default_rng(1).standard_normal((2,) + shape).astype(np.float32)
+    if isinstance(model, autograd.BatchNorm2d):     # statistics that are not 0 and 1
+        model(Tensor(data=example * 3 + 1, requires_grad=False))
+    proto = autograd.onnx.export(model, [example])
+    model.eval()
+    for batch, seed in ((2, 2), (5, 3)):            # the batch axis is symbolic
+        imported = _outputs_agree(model, proto, shape, batch, seed)
+    again = autograd.onnx.export(imported, [example])     # import -> export: same semantics
+    x = np.random.default_rng(4).standard_normal((3,) + shape).astype(np.float32)
+    np.testing.assert_allclose(ReferenceEvaluator(again).run(None, {"input": x})[0],
+                               model(Tensor(data=x, requires_grad=False)).to_numpy(),
+                               atol=ATOL, rtol=1e-4)
+
+
+class Block(autograd.Layer):
+    """A ResNet basic block: conv-bn-relu-conv-bn, plus the input, relu."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = autograd.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = autograd.BatchNorm2d(channels)
+        self.conv2 = autograd.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = autograd.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(autograd.relu(self.bn1(self.conv1(x)))))
+        return autograd.relu(y + x)
+
+
+def _networks():
+    from tests.test_examples import load_example
+    mlp = autograd.Sequential(autograd.Linear(12, 16), autograd.ReLU(), autograd.Linear(16, 3))
+    yield "mlp", (12,), mlp
+    yield "seed_cnn", (1, 8, 8), load_example("train_cnn").CNN(1, 10)
+    yield "resnet_block", (4, 6, 6), Block(4)
+
+
+@pytest.mark.parametrize("name, shape, model", list(_networks()),
+                         ids=[n[0] for n in _networks()])
+def test_networks_export_and_an_imported_one_fine_tunes(name, shape, model, tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8,) + shape).astype(np.float32)
+    model(Tensor(data=x, requires_grad=False))          # lazy layers, BatchNorm statistics
+    path = tmp_path / f"{name}.onnx"
+    autograd.onnx.export(model, [x[:2]], path)
+    model.eval()
+    _outputs_agree(model, onnx.load(str(path)), shape, 4, 6)
+    net = autograd.onnx.load(path)
+    assert len(net.parameters()) == len(model.parameters())
+    net.train()
+    sgd = autograd.opt.SGD(lr=0.05)
+    labels = rng.integers(0, 3, 8)
+    losses = []
+    for _ in range(6):
+        logits = net(x)
+        logits = autograd.reshape(logits, (8, -1))
+        loss = autograd.softmax_cross_entropy(logits, labels % logits.shape[1])
+        losses.append(float(loss.item()))
+        for p, g in autograd.backward(loss):
+            sgd.update(p, g)
+    autograd.training = True
+    assert losses[-1] < losses[0]
+
+
+def test_an_operation_without_mapping_is_named_and_a_registered_one_exports():
+    class Cube(autograd.Operation):
+        """y = x^3.   dx = 3 x^2 dy"""
+        def forward(self, x):
+            self.save_for_backward(x)
+            return x * x * x
+
+        def backward(self, dy):
+            (x,) = self.saved
+            return 3 * x * x * dy
+
+    model = Wrap(lambda m, x: Cube()(x))
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(NotImplementedError, match="no ONNX mapping for the Operation Cube"):
+        autograd.onnx.export(model, [x])
+
+    @autograd.onnx.register_exporter(Cube)
+    def _cube(context, op, inputs, outputs, tensors):
+        context.node("Mul", [inputs[0], inputs[0]], [outputs[0] + "_square"])
+        context.node("Mul", [outputs[0] + "_square", inputs[0]], outputs)
+
+    try:
+        proto = autograd.onnx.export(model, [x])
+        y = np.arange(6, dtype=np.float32).reshape(2, 3)
+        np.testing.assert_allclose(ReferenceEvaluator(proto).run(None, {"input": y})[0], y ** 3)
+    finally:
+        from autograd.onnx.export_ops import EXPORTERS
+        del EXPORTERS[Cube]
+
+
+def test_an_unsupported_node_is_named_and_a_registered_importer_runs():
+    from onnx import helper, TensorProto
+    node = helper.make_node("Softplus2", ["x"], ["y"], name="mystery")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph)
+    with pytest.raises(NotImplementedError, match="node 'mystery' has type 'Softplus2'"):
+        autograd.onnx.load(model)
+
+    @autograd.onnx.register_importer("Softplus2")
+    def _softplus2(context, node, inputs):
+        return autograd.mul(autograd.softplus(context.tensor(inputs[0])),
+                            context.tensor(2.0, inputs[0]))
+
+    try:
+        x = np.array([-1.0, 3.0], np.float32)
+        np.testing.assert_allclose(autograd.onnx.load(model)(x).to_numpy(),
+                                   2 * np.log1p(np.exp(x)), rtol=1e-6)
+    finally:
+        from autograd.onnx.import_ops import IMPORTERS
+        del IMPORTERS[("", "Softplus2")]
+
+
+def test_the_installed_onnx_and_onnxruntime_agree_on_the_ir_version():
+    proto = autograd.onnx.export(Wrap(lambda m, x: autograd.relu(x)), [np.ones((1, 2), np.float32)])
+    assert proto.ir_version == onnx.IR_VERSION
+    session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    assert session.run(None, {"input": np.array([[-1.0, 1.0]], np.float32)})[0].tolist() == [
+        [0.0, 1.0]]
+
+
+def test_without_the_extra_the_error_names_it():
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['onnx'] = None\n"
+            "import autograd, autograd.onnx\n"
+            "try:\n    autograd.onnx.load('x.onnx')\n"
+            "except ImportError as error:\n    print(error)\n")
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout
+    assert 'pip install -e ".[onnx]"' in output
