@@ -57,7 +57,7 @@ SCALE = {"ms": 1e3, "us": 1e6}
 
 
 def parse_args(argv):
-    names = [w.NAME for w in WORKLOADS] + [memory.NAME]
+    names = [w.NAME for w in WORKLOADS] + [memory.NAME, "onnx"]
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
@@ -319,6 +319,13 @@ def main(argv=None):
     if memory.NAME in selected:
         print(f"running {memory.NAME}: {memory.DESCRIPTION} ...", flush=True)
         results["memory"] = run_memory(args)
+    if "onnx" in selected:           # only on request: it needs the onnx extra
+        from benchmarks import onnx_models
+        print(f"running onnx: {onnx_models.DESCRIPTION} ...", flush=True)
+        onnx_results = onnx_models.measure(args.threads, quick=args.quick)
+        print(onnx_models.format_results(onnx_results))
+        results["onnx"] = {f"{name} batch {batch}": row
+                           for (name, batch), row in onnx_results.items()}
     print()
     print(format_table(results))
     if args.json:

@@ -23,8 +23,12 @@ class AutogradRep(BackendRep):
         self.model = model
 
     def run(self, inputs, **kwargs):
+        names = self.model.input_names
         if isinstance(inputs, dict):
-            inputs = [inputs[name] for name in self.model.input_names]
+            inputs = [inputs[name] for name in names]
+        elif len(inputs) != len(names) and len(inputs) == len(self.model.declared_input_names):
+            given = dict(zip(self.model.declared_input_names, inputs))
+            inputs = [given[name] for name in names]       # drop what the graph overwrites
         outputs = self.model(*inputs)
         if not isinstance(outputs, tuple):
             outputs = (outputs,)

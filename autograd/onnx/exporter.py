@@ -49,7 +49,7 @@ def export(model, example_inputs, path=None, opset=21, input_names=None, output_
     onnx = require_onnx()
     inputs = [x if isinstance(x, Tensor) else Tensor(data=np.asarray(x), requires_grad=False)
               for x in example_inputs]
-    training = getattr(model, "training", None)
+    training, process_training = getattr(model, "training", None), graph.package.training
     if hasattr(model, "eval"):
         model.eval()
     try:
@@ -58,6 +58,7 @@ def export(model, example_inputs, path=None, opset=21, input_names=None, output_
     finally:
         if hasattr(model, "train") and training is not None:
             model.train(training)
+        graph.package.training = process_training     # Model.eval() also switched it
     outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
     names = _parameter_names(model)
     proto = to_onnx(inputs, list(outputs), calls=calls, names=names, opset=opset,

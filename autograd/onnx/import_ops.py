@@ -31,7 +31,8 @@ def register(op_type, domain=""):
 
 def handler_for(node, opset):
     """The handler of ``node``, or a NotImplementedError naming its type and name."""
-    handler = IMPORTERS.get((node.domain or "", node.op_type))
+    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+    handler = IMPORTERS.get((domain, node.op_type))
     if handler is None:
         raise NotImplementedError(
             f"autograd.onnx: node {node.name!r} has type {node.op_type!r}"
@@ -73,7 +74,7 @@ class Context:
             return value
         array = np.asarray(value)
         if like is not None and array.dtype.kind == "f" and like.dtype.kind == "f":
-            array = array.astype(like.dtype)
+            array = array.astype(like.dtype, copy=False)
         return ops.Tensor(data=array, device=self.device, requires_grad=False)
 
     @staticmethod

@@ -15,6 +15,9 @@ from . import import_ops, require_onnx
 
 __all__ = ["OnnxModel", "read_model"]
 
+_NOT_FOLDED = {"Dropout", "BatchNormalization", "RandomNormal", "RandomUniform",
+               "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+
 _OLDEST_OPSET = 6        # opset 6: the binary ops' broadcast/axis attributes are handled
 
 
@@ -44,7 +47,9 @@ class OnnxModel(Model):
         from onnx import numpy_helper
         device = device or get_default_device()
         graph_proto = model_proto.graph
-        self.opset = {entry.domain or "": entry.version for entry in model_proto.opset_import}
+        # "ai.onnx" is the default domain's other name
+        self.opset = {"" if entry.domain in ("", "ai.onnx") else entry.domain: entry.version
+                      for entry in model_proto.opset_import}
         newest = onnx.defs.onnx_opset_version()
         version = self.opset.get("", newest)
         if not _OLDEST_OPSET <= version <= newest:
@@ -70,16 +75,47 @@ class OnnxModel(Model):
             else:
                 self.weights[name] = Tensor(data=np.array(array), device=device,
                                             stores_grad=True)
-        self.input_names = [value.name for value in graph_proto.input
-                            if value.name not in self.constants and value.name not in
-                            self.weights and value.name not in self._buffers_by_name]
+        produced = {name for node in self.nodes for name in node.output}
+        # Inputs that are initializers (old exporters list them) are not inputs; neither are
+        # inputs that a node overwrites (some old graphs declare their weights so).
+        self.declared_input_names = [value.name for value in graph_proto.input
+                                     if value.name not in self.constants and value.name not in
+                                     self.weights and value.name not in self._buffers_by_name]
+        self.input_names = [name for name in self.declared_input_names if name not in produced]
+        self.nodes = self._fold_constants()
         self.output_names = [value.name for value in graph_proto.output]
         self.device = device
-        self.train(False)
+        Layer.train(self, False)
         self._onnx_version = onnx.__version__
+
+    def _fold_constants(self):
+        """Run, once at load, every node whose inputs are all constants (Constant,
+        ConstantOfShape, shape arithmetic on initializers, ...): its outputs become constants
+        and the node is dropped, as onnxruntime's constant folding does. Nodes that draw
+        random numbers or depend on the train/eval mode stay."""
+        context = import_ops.Context(self.opset, False, get_default_device())
+        remaining = []
+        for node in self.nodes:
+            names = [name for name in node.input if name]
+            if node.op_type in _NOT_FOLDED or not all(n in self.constants for n in names):
+                remaining.append(node)
+                continue
+            inputs = [self.constants[name] if name else None for name in node.input]
+            outputs = import_ops.handler_for(node, self.opset)(context, node, inputs)
+            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            for name, value in zip(node.output, outputs):
+                if name:
+                    self.constants[name] = value.to_numpy() if isinstance(value, Tensor) \
+                        else np.asarray(value)
+        return remaining
 
     def __call__(self, *inputs):
         return Layer.__call__(self, *inputs)
+
+    def train(self, mode=True):
+        """Training mode for BatchNorm and Dropout in this graph only: unlike SINGA's
+        ``Model.train``, ``autograd.training`` (the whole process's switch) is left as it is."""
+        return Layer.train(self, mode)
 
     def forward(self, *inputs):
         if len(inputs) != len(self.input_names):

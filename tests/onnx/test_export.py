@@ -220,3 +220,14 @@ def test_without_the_extra_the_error_names_it():
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
     assert 'pip install -e ".[onnx]"' in output
+
+
+def test_export_and_load_leave_the_process_training_switch_alone():
+    model = autograd.Sequential(autograd.Linear(3, 2), autograd.Dropout(0.5))
+    x = np.ones((2, 3), np.float32)
+    proto = autograd.onnx.export(model, [x])
+    assert autograd.training is True and model.training is True
+    net = autograd.onnx.load(proto)
+    assert autograd.training is True and not net.training
+    net.train()
+    assert autograd.training is True and net.training

@@ -1,0 +1,96 @@
+"""ONNX inference: networks imported with ``autograd.onnx.load`` against onnxruntime
+(CPUExecutionProvider, the same thread count), interleaved in one process.
+
+``python -m benchmarks --only onnx`` (or ``python -m benchmarks.onnx_models``) times the light
+ResNet-50 and SqueezeNet that ship inside the onnx wheel at batch 1 and 8, forward only in
+eval mode, and prints milliseconds per batch and the ratio autograd / onnxruntime (target:
+at most 1.5x). The batch axis of the shipped graphs is made symbolic first.
+"""
+import os
+import pathlib
+import statistics
+import time
+
+import numpy as np
+
+NAME = "onnx"
+DESCRIPTION = "light ResNet-50 and SqueezeNet from the onnx wheel, eval forward, vs onnxruntime"
+MODELS = ("resnet50", "squeezenet")
+BATCHES = (1, 8)
+
+
+def _light_model(name):
+    import onnx
+    path = pathlib.Path(onnx.__file__).parent / "backend/test/data/light" / f"light_{name}.onnx"
+    model = onnx.load(str(path))
+    initializers = {i.name for i in model.graph.initializer}
+    for value in list(model.graph.input) + list(model.graph.output):
+        if value.name not in initializers and value.type.tensor_type.shape.dim:
+            value.type.tensor_type.shape.dim[0].dim_param = "batch"
+    for node in model.graph.node:                 # a flatten to (1, features) -> (batch, ...)
+        if node.op_type == "Reshape":
+            for initializer in model.graph.initializer:
+                if initializer.name == node.input[1]:
+                    shape = onnx.numpy_helper.to_array(initializer).copy()
+                    if shape[0] == 1:
+                        shape[0] = 0
+                        initializer.CopyFrom(onnx.numpy_helper.from_array(shape, initializer.name))
+    return model
+
+
+def measure(threads=2, repetitions=7, quick=False):
+    """{(model, batch): {"autograd_ms", "onnxruntime_ms", "ratio"}} (medians, interleaved)."""
+    import onnxruntime
+    import autograd
+    results = {}
+    for name in MODELS[:1] if quick else MODELS:
+        model = _light_model(name)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                               providers=["CPUExecutionProvider"])
+        net = autograd.onnx.load(model)
+        net.eval()
+        input_name = session.get_inputs()[0].name
+        shape = list(session.get_inputs()[0].shape[1:])
+        for batch in BATCHES[:1] if quick else BATCHES:
+            x = np.random.default_rng(0).random([batch] + shape, dtype=np.float32)
+            ours = net(x).to_numpy()
+            theirs = session.run(None, {input_name: x})[0]
+            difference = float(np.abs(ours - theirs).max() / (np.abs(theirs).max() + 1e-12))
+            times = {"autograd": [], "onnxruntime": []}
+            for _ in range(1 if quick else repetitions):
+                started = time.perf_counter()
+                with autograd.no_grad():
+                    net(x)
+                times["autograd"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                session.run(None, {input_name: x})
+                times["onnxruntime"].append(time.perf_counter() - started)
+            ours_ms = statistics.median(times["autograd"]) * 1e3
+            theirs_ms = statistics.median(times["onnxruntime"]) * 1e3
+            results[(name, batch)] = {"autograd_ms": round(ours_ms, 2),
+                                      "onnxruntime_ms": round(theirs_ms, 2),
+                                      "ratio": round(ours_ms / theirs_ms, 2),
+                                      "relative_difference": difference}
+    return results
+
+
+def format_results(results):
+    lines = [f"{'model':12s} {'batch':>5s} {'autograd ms':>12s} {'onnxruntime ms':>15s} "
+             f"{'ratio':>6s} {'max rel diff':>12s}"]
+    for (name, batch), row in results.items():
+        lines.append(f"{name:12s} {batch:5d} {row['autograd_ms']:12.1f} "
+                     f"{row['onnxruntime_ms']:15.1f} {row['ratio']:5.2f}x "
+                     f"{row['relative_difference']:12.1e}")
+    return "\n".join(lines)
+
+
+def main():
+    threads = int(os.environ.get("OMP_NUM_THREADS", "2"))
+    print(format_results(measure(threads)))
+
+
+if __name__ == "__main__":
+    main()
