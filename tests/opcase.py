@@ -1,10 +1,17 @@
 """The shared op-test helper: one declarative ``OpCase`` line per op.
 
 ``check_case(case, data)`` (inside a hypothesis test given ``st.data()``) draws a shape and
-values, then checks
+values, and a storage layout for each input and for the upstream gradient dy, then checks
   1. forward against the NumPy reference written in the test (float64),
   2. gradients with ``autograd.gradcheck`` (float64 finite differences, random upstream dy),
   3. dtypes: float32 inputs give float32 outputs and float32 gradients.
+
+Layouts (see ``LAYOUTS``): an op must not assume C order (DESIGN.md), so each input reaches the
+op as drawn: C order, batch-last (4-D images as conv2d stores them), reversed axes, or a strided
+view with a negative step into a NaN-filled buffer. The layout is drawn inside the existing
+examples (as Chainer parametrizes contiguity) so the suite's example count stays the same;
+an identity op (``_StoredAs``) lays the arrays out between the tensors and the op, and its
+backward hands the op under test a dy in the drawn layout.
 
 Values come from a NumPy generator seeded by hypothesis, not from hypothesis' float strategy,
 so they are spread evenly in [low, high) and can be kept away from kinks (``avoid``) where a
@@ -17,7 +24,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 import autograd
-from autograd import Tensor
+from autograd import Operation, Tensor
+from tests.layouts import stored_batch_last
 
 
 @dataclass
@@ -110,6 +118,85 @@ def draw_arrays(case, data):
     return arrays
 
 
+def _reversed_axes(a):
+    """The same values stored with the axes reversed (Fortran order): a transposed view."""
+    return np.ascontiguousarray(a.transpose()).transpose()
+
+
+def _strided(a):
+    """The same values as a view with gaps, a negative step on the first axis, of a buffer
+    whose other elements are NaN (or a huge int): an op that reads past its view shows it."""
+    fill = np.nan if a.dtype.kind == "f" else np.iinfo(a.dtype).max if a.dtype.kind in "iu" else 0
+    buffer = np.full(tuple(2 * n for n in a.shape), fill, a.dtype)
+    view = buffer[(slice(None, None, -2),) + (slice(None, None, 2),) * (a.ndim - 1)]
+    view[...] = a
+    return view
+
+
+LAYOUTS = {
+    "C": lambda a: a,
+    "batch_last": stored_batch_last,        # (N, C, H, W) as a view of a (C, H, W, N) array
+    "reversed_axes": _reversed_axes,
+    "strided": _strided,
+}
+
+
+DY_LAYOUTS = ["C", "reversed_axes", "strided"]     # for the upstream gradient, any ndim
+
+
+def layouts_for(ndim):
+    """The layout names that differ from C order for an array of ``ndim`` axes ("C" first, so
+    that hypothesis shrinks a failure to C order when C order fails too)."""
+    names = ["C"]
+    if ndim == 4:
+        names.append("batch_last")
+    if ndim >= 2:
+        names.append("reversed_axes")
+    if ndim >= 1:
+        names.append("strided")
+    return names
+
+
+def stored_as(array, layout):
+    """``array``'s values (a copy) stored in ``layout``, one of ``LAYOUTS``."""
+    return LAYOUTS[layout](np.asarray(array))
+
+
+class _StoredAs(Operation):
+    """Identity whose output is stored in one layout and whose backward passes the gradient on
+    stored in another: y = x, dx = dy.  It stands between the harness's tensors and the op
+    under test, so that the op receives exactly these layouts (gradcheck and Tensor() copy
+    their inputs, which may compact them)."""
+
+    def __init__(self, layout, grad_layout="C"):
+        super().__init__()
+        self.layout, self.grad_layout = layout, grad_layout
+
+    def forward(self, x):
+        return stored_as(x, self.layout)
+
+    def backward(self, dy):
+        return stored_as(dy, self.grad_layout)
+
+
+def draw_layouts(case, arrays, data):
+    """One layout per input array and one for dy (applied to whatever ndim the output has)."""
+    layouts = [data.draw(st.sampled_from(layouts_for(np.ndim(a))), label=f"layout of input {i}")
+               for i, a in enumerate(arrays)]
+    dy_layout = data.draw(st.sampled_from(DY_LAYOUTS), label="dy layout")
+    return layouts, dy_layout
+
+
+def _laid_out_call(case, layouts, dy_layout):
+    """``case.fn`` on the inputs stored in ``layouts``, its output's dy stored in ``dy_layout``."""
+    def call(*tensors):
+        laid = [_StoredAs(layout)(t) for t, layout in zip(tensors, layouts)]
+        out = case.fn(*laid, **case.kwargs)
+        grad_layout = dy_layout if dy_layout in layouts_for(out.ndim) else "C"
+        return _StoredAs("C", grad_layout)(out)
+    return call
+
+
 def _tensors(case, arrays, dtype):
     tensors = []
     for spec, a in zip(case.inputs, arrays):
@@ -123,7 +210,7 @@ def _tensors(case, arrays, dtype):
 
 def check_case(case, data):
     arrays = draw_arrays(case, data)
-    call = lambda *ts: case.fn(*ts, **case.kwargs)
+    call = _laid_out_call(case, *draw_layouts(case, arrays, data))
 
     # 1. forward against the NumPy reference, in float64
     out = call(*_tensors(case, arrays, np.float64))
