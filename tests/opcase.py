@@ -124,10 +124,11 @@ def _reversed_axes(a):
 
 
 def _strided(a):
-    """The same values as a view with gaps, a negative step on the first axis, of a buffer
-    whose other elements are NaN (or a huge int): an op that reads past its view shows it."""
+    """The same values as a view with gaps and a negative step on the first axis, into a
+    reversed-axes buffer whose other elements are NaN (or a huge int): an op that reads past its
+    view shows it, and arrays allocated "like" it (order K) come out in Fortran order."""
     fill = np.nan if a.dtype.kind == "f" else np.iinfo(a.dtype).max if a.dtype.kind in "iu" else 0
-    buffer = np.full(tuple(2 * n for n in a.shape), fill, a.dtype)
+    buffer = np.full(tuple(2 * n for n in a.shape), fill, a.dtype, order="F")
     view = buffer[(slice(None, None, -2),) + (slice(None, None, 2),) * (a.ndim - 1)]
     view[...] = a
     return view
@@ -141,12 +142,9 @@ LAYOUTS = {
 }
 
 
-DY_LAYOUTS = ["C", "reversed_axes", "strided"]     # for the upstream gradient, any ndim
-
-
 def layouts_for(ndim):
-    """The layout names that differ from C order for an array of ``ndim`` axes ("C" first, so
-    that hypothesis shrinks a failure to C order when C order fails too)."""
+    """The layouts that differ for an array of ``ndim`` axes ("C" first, so that hypothesis
+    shrinks a failure to C order when C order fails too)."""
     names = ["C"]
     if ndim == 4:
         names.append("batch_last")
@@ -179,12 +177,23 @@ class _StoredAs(Operation):
         return stored_as(dy, self.grad_layout)
 
 
-def draw_layouts(case, arrays, data):
-    """One layout per input array and one for dy (applied to whatever ndim the output has)."""
+def draw_layouts(arrays, data):
+    """One layout per input array and one for dy (C where it does not fit the output's ndim)."""
     layouts = [data.draw(st.sampled_from(layouts_for(np.ndim(a))), label=f"layout of input {i}")
                for i, a in enumerate(arrays)]
-    dy_layout = data.draw(st.sampled_from(DY_LAYOUTS), label="dy layout")
+    dy_layout = data.draw(st.sampled_from(list(LAYOUTS)), label="dy layout")
     return layouts, dy_layout
+
+
+def every_layout(arrays):
+    """One (input layouts, dy layout) per layout name that fits some input: all inputs stored
+    in it where it fits them, and dy too."""
+    sweeps = []
+    for name in LAYOUTS:
+        layouts = [name if name in layouts_for(np.ndim(a)) else "C" for a in arrays]
+        if name == "C" or any(layout != "C" for layout in layouts):
+            sweeps.append((layouts, name))
+    return sweeps
 
 
 def _laid_out_call(case, layouts, dy_layout):
@@ -210,16 +219,37 @@ def _tensors(case, arrays, dtype):
 
 def check_case(case, data):
     arrays = draw_arrays(case, data)
-    call = _laid_out_call(case, *draw_layouts(case, arrays, data))
-
-    # 1. forward against the NumPy reference, in float64
-    out = call(*_tensors(case, arrays, np.float64))
+    drawn = draw_layouts(arrays, data)
     expected = case.reference(*arrays, **case.kwargs)
-    np.testing.assert_allclose(out.to_numpy(), expected, rtol=case.rtol, atol=case.atol,
-                               err_msg=f"{case}: forward differs from the NumPy reference")
-    assert out.shape == np.shape(expected), f"{case}: shape {out.shape} != {np.shape(expected)}"
 
-    # 2. gradients against finite differences, in float64, with a random upstream gradient
+    # 1. forward against the NumPy reference, in float64, in the drawn layouts and in each
+    #    layout for all inputs at once; the gradients (one random dy) agree across layouts.
+    #    Cheap (one forward and backward each), so every example sees every layout.
+    dy = np.asarray(np.random.default_rng(1).standard_normal(np.shape(expected)))
+    first = None
+    for layouts, dy_layout in [drawn] + every_layout(arrays):
+        where = f"inputs stored {layouts}, dy stored {dy_layout}"
+        inputs = _tensors(case, arrays, np.float64)
+        out = _laid_out_call(case, layouts, dy_layout)(*inputs)
+        np.testing.assert_allclose(out.to_numpy(), expected, rtol=case.rtol, atol=case.atol,
+                                   err_msg=f"{case}: forward differs from the NumPy reference "
+                                           f"({where})")
+        assert out.shape == np.shape(expected), f"{case}: shape {out.shape} != {np.shape(expected)}"
+        if case.grad and out.creator is not None:
+            grads = autograd.gradients(out, dy)
+            grads = [grads[t].to_numpy() if t in grads else None for t in inputs]
+            if first is None:
+                first = grads, where
+            for position, (grad, reference) in enumerate(zip(grads, first[0])):
+                if reference is not None:
+                    np.testing.assert_allclose(
+                        grad, reference, rtol=1e-9, atol=1e-12,
+                        err_msg=f"{case}: gradient of input {position} with {where} differs "
+                                f"from that with {first[1]}")
+
+    # 2. gradients against finite differences, in float64, with a random upstream gradient,
+    #    in the drawn layouts
+    call = _laid_out_call(case, *drawn)
     if case.grad:
         inputs = _tensors(case, arrays, np.float64)
         autograd.gradcheck(call, inputs)
