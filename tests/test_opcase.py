@@ -59,7 +59,7 @@ def test_the_op_under_test_receives_every_layout_of_inputs_and_dy():
                   name="probe")
     _Probe.seen_x.clear(), _Probe.seen_dy.clear()
 
-    @settings(max_examples=10, database=None)
+    @settings(max_examples=30, database=None, derandomize=True)   # deterministic: never flaky
     @given(data=st.data())
     def run(data):
         check_case(case, data)
@@ -101,7 +101,7 @@ def test_an_op_that_assumes_c_order_fails_only_with_the_other_layouts(buggy, mon
     case = OpCase(lambda x: buggy()(x), lambda x: 2 * x, [floats()], min_dims=2, max_dims=4,
                   min_side=2, max_side=3, name=buggy.__name__)
 
-    @settings(max_examples=30, database=None, phases=[Phase.generate])   # no shrinking
+    @settings(max_examples=20, database=None, derandomize=True, phases=[Phase.generate])  # no shrink
     @given(data=st.data())
     def run(data):
         check_case(case, data)
