@@ -2,16 +2,22 @@
 
 ``check_case(case, data)`` (inside a hypothesis test given ``st.data()``) draws a shape and
 values, and a storage layout for each input and for the upstream gradient dy, then checks
-  1. forward against the NumPy reference written in the test (float64),
+  1. forward against the NumPy reference written in the test (float64), with every input and
+     dy in C order, then batch-last (4-D inputs) and strided; the gradients (one random dy)
+     in each layout equal those in C order,
   2. gradients with ``autograd.gradcheck`` (float64 finite differences, random upstream dy),
-  3. dtypes: float32 inputs give float32 outputs and float32 gradients.
+     inputs and dy in the drawn layouts,
+  3. dtypes: float32 inputs give float32 outputs and float32 gradients (drawn layouts).
 
-Layouts (see ``LAYOUTS``): an op must not assume C order (DESIGN.md), so each input reaches the
-op as drawn: C order, batch-last (4-D images as conv2d stores them), reversed axes, or a strided
-view with a negative step into a NaN-filled buffer. The layout is drawn inside the existing
-examples (as Chainer parametrizes contiguity) so the suite's example count stays the same;
-an identity op (``_StoredAs``) lays the arrays out between the tensors and the op, and its
-backward hands the op under test a dy in the drawn layout.
+Layouts (``LAYOUTS``): an op must not assume C order (DESIGN.md), so inputs reach the op as
+C order, batch-last (an (N, C, H, W) view of a C-contiguous (C, H, W, N) array, as conv2d
+returns images), reversed axes (Fortran order), or strided (a view with gaps and a negative
+step into a NaN-filled reversed-axes buffer). The layouts are drawn inside the existing
+examples, as Chainer parametrizes contiguity, and the sweep in 1 costs one forward and backward
+per layout, so every example sees every layout for about 1.5x the harness's former time.
+An identity op (``_StoredAs``) lays the arrays out between the tensors and the op (Tensor()
+and gradcheck copy their inputs, which would compact them), and its backward hands the op
+under test a dy in the drawn layout. tests/test_opcase.py checks that the op receives them.
 
 Values come from a NumPy generator seeded by hypothesis, not from hypothesis' float strategy,
 so they are spread evenly in [low, high) and can be kept away from kinks (``avoid``) where a
