@@ -203,12 +203,14 @@ def every_layout(arrays):
     return sweeps
 
 
-def _laid_out_call(case, layouts, dy_layout):
-    """``case.fn`` on the inputs stored in ``layouts``, its output's dy stored in ``dy_layout``."""
+def laid_out(fn, layouts, dy_layout, **kwargs):
+    """``fn(*tensors, **kwargs)`` with the tensors' arrays stored in ``layouts`` (one each) when
+    fn's op receives them, and its output's dy stored in ``dy_layout`` when the op's backward
+    receives it (C order where that layout does not fit the output)."""
     def call(*tensors):
         laid = [t if layout == "C" else _StoredAs(layout)(t)
                 for t, layout in zip(tensors, layouts)]
-        out = case.fn(*laid, **case.kwargs)
+        out = fn(*laid, **kwargs)
         if dy_layout == "C" or dy_layout not in layouts_for(out.ndim):
             return out
         return _StoredAs("C", dy_layout)(out)
@@ -249,7 +251,7 @@ def check_case(case, data):
     for layouts, dy_layout in every_layout(arrays):
         where = f"inputs stored {layouts}, dy stored {dy_layout}"
         inputs = _tensors(case, arrays, np.float64)
-        out = _laid_out_call(case, layouts, dy_layout)(*inputs)
+        out = laid_out(case.fn, layouts, dy_layout, **case.kwargs)(*inputs)
         _assert_close(out.to_numpy(), expected, rtol=case.rtol, atol=case.atol,
                       err_msg=f"{case}: forward differs from the NumPy reference ({where})")
         assert out.shape == np.shape(expected), f"{case}: shape {out.shape} != {np.shape(expected)}"
@@ -266,7 +268,7 @@ def check_case(case, data):
 
     # 2. gradients against finite differences, in float64, with a random upstream gradient,
     #    inputs and dy in the drawn layouts
-    call = _laid_out_call(case, *drawn)
+    call = laid_out(case.fn, *drawn, **case.kwargs)
     if case.grad:
         inputs = _tensors(case, arrays, np.float64)
         autograd.gradcheck(call, inputs)

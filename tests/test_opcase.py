@@ -101,7 +101,7 @@ def test_an_op_that_assumes_c_order_fails_only_with_the_other_layouts(buggy, mon
     case = OpCase(lambda x: buggy()(x), lambda x: 2 * x, [floats()], min_dims=2, max_dims=4,
                   min_side=2, max_side=3, name=buggy.__name__)
 
-    @settings(max_examples=20, database=None, derandomize=True, phases=[Phase.generate])  # no shrink
+    @settings(max_examples=20, database=None, derandomize=True, phases=[Phase.generate])
     @given(data=st.data())
     def run(data):
         check_case(case, data)

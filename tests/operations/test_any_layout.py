@@ -8,7 +8,7 @@ import pytest
 
 import autograd
 from autograd import Tensor
-from tests.opcase import LAYOUTS, layouts_for, _laid_out_call, OpCase
+from tests.opcase import LAYOUTS, layouts_for, laid_out
 
 rng = np.random.default_rng(0)
 images, sequences = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 6))
@@ -21,7 +21,8 @@ CASES = {
     "conv2d_groups": (lambda x, w: autograd.conv2d(x, w, groups=3, padding=1),
                       [images, rng.standard_normal((3, 1, 3, 3))]),
     "conv2d_3x3_8_channels": (lambda x, w: autograd.conv2d(x, w, padding=1),
-                              [rng.standard_normal((2, 8, 6, 6)), rng.standard_normal((8, 8, 3, 3))]),
+                              [rng.standard_normal((2, 8, 6, 6)),
+                               rng.standard_normal((8, 8, 3, 3))]),
     "conv1d": (lambda x, w, b: autograd.conv1d(x, w, b, padding=1),
                [sequences, rng.standard_normal((4, 3, 3)), rng.standard_normal(4)]),
     "max_pool2d": (lambda x: autograd.max_pool2d(x, 2), [images]),
@@ -36,11 +37,14 @@ CASES = {
                             [rng.standard_normal((4, 3)), rng.standard_normal(3),
                              rng.standard_normal(3)]),
     "layer_norm": (lambda x, s, b: autograd.layer_norm(x, (4,), s, b),
-                   [rng.standard_normal((2, 3, 4)), rng.standard_normal(4), rng.standard_normal(4)]),
+                   [rng.standard_normal((2, 3, 4)), rng.standard_normal(4),
+                    rng.standard_normal(4)]),
     "embedding": (autograd.embedding, [rng.integers(0, 5, (2, 3)), rng.standard_normal((5, 4))]),
     "upsample": (lambda x: autograd.upsample(x, scales=[1, 1, 2, 2]), [images]),
-    "depth_to_space": (lambda x: autograd.depth_to_space(x, 2), [rng.standard_normal((2, 8, 2, 3))]),
-    "space_to_depth": (lambda x: autograd.space_to_depth(x, 2), [rng.standard_normal((2, 2, 4, 6))]),
+    "depth_to_space": (lambda x: autograd.depth_to_space(x, 2),
+                       [rng.standard_normal((2, 8, 2, 3))]),
+    "space_to_depth": (lambda x: autograd.space_to_depth(x, 2),
+                       [rng.standard_normal((2, 2, 4, 6))]),
     "einsum_batched": (lambda a, b: autograd.einsum("bij,bjk->bik", a, b),
                        [rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 2))]),
     "tensordot": (lambda a, b: autograd.tensordot(a, b, 1),
@@ -55,7 +59,7 @@ def _results(fn, arrays, layouts, dy_layout):
     """fn's output and the gradients of its floating inputs under one random dy."""
     tensors = [Tensor(data=a, stores_grad=True) if a.dtype.kind == "f" else Tensor(data=a)
                for a in arrays]
-    out = _laid_out_call(OpCase(fn, None, []), layouts, dy_layout)(*tensors)
+    out = laid_out(fn, layouts, dy_layout)(*tensors)
     dy = np.random.default_rng(1).standard_normal(out.shape)
     grads = autograd.gradients(out, dy)
     return [out.to_numpy()] + [grads[t].to_numpy() for t in tensors if t in grads]
