@@ -36,6 +36,9 @@ CASES = [
     OpCase(autograd.tanh, np.tanh, [floats()]),
     OpCase(autograd.sigmoid, sigmoid_reference, [floats(-6, 6)]),
     OpCase(autograd.relu, lambda x: np.maximum(x, 0), [floats(avoid=[0.0])]),
+    # (N, C, H, W) images, which the harness also stores batch-last (as conv2d returns them)
+    OpCase(autograd.relu, lambda x: np.maximum(x, 0), [floats(avoid=[0.0])], shape=(2, 3, 2, 2),
+           name="relu_images"),
     OpCase(autograd.leakyrelu, lambda x: np.where(x > 0, x, 0.01 * x), [floats(avoid=[0.0])]),
     OpCase(autograd.leakyrelu, lambda x, a: np.where(x > 0, x, a * x), [floats(avoid=[0.0])],
            kwargs=dict(a=0.3), name="leakyrelu_a"),

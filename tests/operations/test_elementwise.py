@@ -17,6 +17,8 @@ CASES = [
     OpCase(autograd.pow, np.power, [positive, floats(-2, 2, broadcast=True)]),
     OpCase(autograd.maximum, np.maximum, [floats(), floats(broadcast=True)]),
     OpCase(autograd.minimum, np.minimum, [floats(), floats(broadcast=True)]),
+    OpCase(autograd.add, np.add, [floats(), floats(shape=(1, 3, 1, 1))], shape=(2, 3, 2, 2),
+           name="add_channel_bias_images"),
     OpCase(lambda x: x + 1.5, lambda x: x + 1.5, [floats()], name="add_scalar"),
     OpCase(lambda x: 2.0 - x, lambda x: 2.0 - x, [floats()], name="rsub_scalar"),
     OpCase(lambda x: x * np.float64(3.0), lambda x: x * 3.0, [floats()], name="mul_np_scalar"),

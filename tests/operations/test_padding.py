@@ -24,6 +24,9 @@ CASES = [
            name="pad_edge"),
     OpCase(lambda x: autograd.pad(x, "edge", [2] * (2 * x.ndim)),
            lambda x: np.pad(x, 2, mode="edge"), [floats()], name="pad_edge_nd"),
+    OpCase(lambda x: autograd.pad(x, "constant", [0, 0, 1, 2, 0, 0, 2, 1]),
+           lambda x: np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1))), [floats()], shape=(2, 2, 3, 2),
+           name="pad_images"),
 ]
 
 
