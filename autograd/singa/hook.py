@@ -33,7 +33,7 @@ SINGA_MODULES = {
 
 # Why a SINGA module has no counterpart, where one sentence helps.
 MISSING_MODULES = {
-    "singa.sonnx": "ONNX import and export are not implemented yet",
+    "singa.sonnx": "ONNX export and import are autograd.onnx, whose API differs from sonnx's",
     "singa.converter": "there is no Caffe converter",
 }
 
