@@ -41,5 +41,5 @@ def test_a_program_error_propagates(tmp_path):
     (tmp_path / "bad.py").write_text("from singa import sonnx\n")
     result = run(["bad.py"], cwd=tmp_path)
     assert result.returncode == 1
-    assert "ModuleNotFoundError: singa.sonnx: ONNX import and export are not implemented" \
+    assert "ModuleNotFoundError: singa.sonnx: ONNX export and import are autograd.onnx" \
         in result.stderr
