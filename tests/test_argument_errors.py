@@ -83,8 +83,9 @@ def test_add_with_none_is_an_error_not_nan():
         autograd.add(Tensor(data=np.ones(3)), None)
 
 
-def test_a_bool_tensor_to_relu_names_relu_and_the_dtype():
-    with pytest.raises(TypeError, match=r"^relu: cannot apply to \(Tensor of bool \(3,\)\)"):
+def test_a_bool_tensor_to_relu_names_the_operation_and_the_dtype():
+    # relu only calls its Operation, so the Operation's own explanation names it
+    with pytest.raises(TypeError, match=r"^ReLU: cannot compute on inputs \(bool \(3,\)\)"):
         autograd.relu(Tensor(data=np.ones(3, bool)))
 
 

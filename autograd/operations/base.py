@@ -18,6 +18,7 @@ links the outputs to it so that ``autograd.backward`` can call its backward late
 [array([6.], dtype=float32)]
 """
 import os
+import re
 import traceback
 
 from ..device import cpu
@@ -74,15 +75,20 @@ class Operation:
         if others or x is _NO_INPUT:
             inputs = () if x is _NO_INPUT else (x, *others)
             arrays, edges = self._record_inputs(inputs)
-            if not inputs or inputs[0].device is _CPU:
-                outputs = self.forward(*arrays)
-            else:
-                outputs = self._forward_on(inputs[0].device, arrays)
+            try:
+                if not inputs or inputs[0].device is _CPU:
+                    outputs = self.forward(*arrays)
+                else:
+                    outputs = self._forward_on(inputs[0].device, arrays)
+            except (TypeError, ValueError) as error:
+                _explain_forward_error(self, error, arrays)
+                raise
         else:
             # One input, the commonest case, without the lists and loops of several: it saves
             # about a fifth of the recording cost of a unary op.
             try:
                 array = x.data
+                device = x.device
                 record = (x.requires_grad and package.training and
                           (config.no_thread_in_no_grad or thread_state.grad_enabled) and
                           (x.stores_grad or x.creator is not None))
@@ -94,10 +100,14 @@ class Operation:
             else:
                 self.recording = False      # the class says True: one attribute write saved
                 edges = None
-            if x.device is _CPU:
-                outputs = self.forward(array)
-            else:
-                outputs = self._forward_on(x.device, (array,))
+            try:           # free unless raised (Python 3.11's zero-cost exceptions)
+                if device is _CPU:
+                    outputs = self.forward(array)
+                else:
+                    outputs = self._forward_on(device, (array,))
+            except (TypeError, ValueError) as error:
+                _explain_forward_error(self, error, (array,))
+                raise
         if type(outputs) is tuple:
             return self._wrap_outputs(outputs, x, edges)
         if debug:
@@ -149,6 +159,22 @@ class Operation:
         self.input_edges = edges
         self.output_shapes = [(o.shape, o.dtype) for o in outputs]
         return tuple([like.new_output(o, self, i) for i, o in enumerate(outputs)])
+
+
+def _explain_forward_error(op, error, arrays):
+    """A ``forward`` that failed in NumPy's or Python's own words (not a message of ours, which
+    names what failed first) is re-raised naming the Operation and its inputs; ours pass."""
+    message = str(error)
+    if _OURS.match(message):
+        return
+    described = ", ".join(f"{getattr(a, 'dtype', type(a).__name__)} "
+                          f"{tuple(getattr(a, 'shape', ()))}" for a in arrays)
+    kind = ValueError if isinstance(error, ValueError) else TypeError
+    raise kind(f"{type(op).__name__}: cannot compute on inputs ({described}): "
+               f"{type(error).__name__}: {message}") from error
+
+
+_OURS = re.compile(r"[A-Za-z_][\w.]*(\(\))?: ")
 
 
 def _edge(t, array):
