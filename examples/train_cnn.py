@@ -95,6 +95,8 @@ def main(argv=None):
         extras = autograd.io.load(args.resume, model=model, optimizer=optimizer)
         first_epoch = int(extras["epoch"]) + 1
         history = {"loss": list(extras["loss"]), "accuracy": list(extras["accuracy"])}
+        for _ in range(first_epoch):    # the shuffle carries on where the saved run stopped:
+            next(iter(loader), None)    # each started epoch draws one permutation
 
     start = time.perf_counter()
     for epoch in range(first_epoch, args.epochs):
