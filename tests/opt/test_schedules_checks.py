@@ -48,7 +48,7 @@ def test_linear_warmup_refuses_a_schedule_that_is_not_one():
 
 
 def test_init_value_is_the_value_at_step_0():
-    assert opt.LinearWarmup(opt.StepDecay(0.8, 2), 4).init_value == 0.8 / 4
+    assert opt.LinearWarmup(opt.StepDecay(0.8, 1, gamma=0.5), 4).init_value == 0.8 / 4
     assert opt.LinearWarmup(0.6, 3).init_value == pytest.approx(0.2)
     assert FunctionSchedule(lambda step: 3.0 - step).init_value == 3.0
 
@@ -124,3 +124,11 @@ def test_schedule_from_config_names_bad_arguments_and_rebuilds_nested_ones():
         schedule_from_config({**nested, "schedule": {"type": "Nope"}}, "SGD.load_state_dict")
     plain = schedule_from_config({"type": "LinearWarmup", "warmup_steps": 2, "schedule": 0.5})
     assert [plain(s) for s in range(3)] == [0.25, 0.5, 0.5]
+
+
+def test_defaults_are_singas():
+    """ExponentialDecay is continuous unless staircase; StepDecay's gamma is 0.1."""
+    assert opt.ExponentialDecay(1.0, 10, 0.5)(5) == pytest.approx(0.5 ** 0.5, rel=1e-12)
+    assert opt.StepDecay(1.0, 2)(2) == pytest.approx(0.1, rel=1e-12)
+    with pytest.raises(ValueError, match="^schedule_from_config: expected a schedule"):
+        schedule_from_config({"type": "Nope"})

@@ -19,3 +19,11 @@ def test_nesterov_option_round_trips_through_state_dict():
     assert target.options() == {"nesterov": False}
     target.load_state_dict(source.state_dict())
     assert target.nesterov is True and target.options() == {"nesterov": True}
+
+
+def test_a_state_without_options_keeps_the_optimizers_own_nesterov():
+    saved = opt.SGD(lr=0.1, momentum=0.9).state_dict()
+    del saved["options"]                          # a state written before options existed
+    target = opt.SGD(lr=0.1, momentum=0.9, nesterov=True)
+    target.load_state_dict(saved)
+    assert target.nesterov is True
