@@ -193,3 +193,18 @@ def test_an_optimizer_matched_to_a_layers_parameters_is_reworded_with_the_path(t
                                               f"optimizer: Adam.load_state_dict: the state was "
                                               f"saved by SGD, not by Adam$"):
         autograd.io.load(path, model=autograd.Linear(2, 3), optimizer=opt.Adam(lr=0.1))
+
+
+class ReadOnlyState(dict):
+    """A plain-dict optimizer state that refuses changes with a ValueError."""
+
+    def __setitem__(self, key, value):
+        raise ValueError(f"{key!r} is read-only")
+
+
+def test_a_plain_dict_optimizers_own_value_error_is_reworded_with_the_path(tmp_path):
+    path = _path(tmp_path)
+    autograd.io.save(path, optimizer={"lr": 0.5})
+    with pytest.raises(CheckpointError, match=f"^load: {re.escape(path)} does not fit the "
+                                              f"optimizer: 'lr' is read-only$"):
+        autograd.io.load(path, optimizer=ReadOnlyState(lr=0.1))

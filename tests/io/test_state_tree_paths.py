@@ -63,3 +63,21 @@ def test_decode_names_where_a_broken_structure_sits(tree, message):
 def test_string_keys_that_look_like_tags_are_not_read_as_tags(value):
     arrays = {"a0": np.zeros(1)}
     assert decode(encode(value, dict(arrays), "extras"), arrays, "extras") == value
+
+
+def test_zero_dimensional_arrays_stay_arrays_and_scalars_stay_scalars():
+    arrays = {}
+    value = {"a": np.array(3.0), "s": np.float32(1.5), "v": np.arange(2)}
+    back = decode(encode(value, arrays, "extras"), arrays, "extras")
+    assert isinstance(back["a"], np.ndarray) and back["a"].ndim == 0 and back["a"] == 3.0
+    assert isinstance(back["s"], np.float32) and back["s"] == 1.5
+    assert isinstance(back["v"], np.ndarray) and back["v"].tolist() == [0, 1]
+
+
+def test_dict_keys_are_encoded_like_values():
+    arrays = {}
+    value = {np.float32(1.5): "a", 2: "b"}
+    back = decode(encode(value, arrays, "extras"), arrays, "extras")
+    assert back == value and isinstance(list(back)[0], np.float32)
+    with pytest.raises(TypeError, match=r"^save: cannot store a key of extras of type frozenset"):
+        encode({frozenset([1]): 1}, {}, "extras")
