@@ -130,3 +130,31 @@ def test_pending_entries_skip_stateless_ones_and_refuse_repeated_names():
     with pytest.raises(ValueError, match=r"^SGD.load_state_dict: two saved entries are named "
                                          r"'w1'$"):
         opt.SGD(lr=0.1, momentum=0.9).load_state_dict(saved)
+
+
+def test_a_saved_pending_state_is_a_copy():
+    sgd = opt.SGD(lr=0.1, momentum=0.9)
+    params = make_params()
+    train(sgd, params, 1)
+    target = opt.SGD(lr=0.1, momentum=0.9)
+    target.load_state_dict(copy.deepcopy(sgd.state_dict()))
+    saved = target.state_dict()
+    entry(saved, "w1")["state"]["momentum_buffer"][...] = 99.0
+    pending = target._pending["w1"]["state"]["momentum_buffer"]
+    np.testing.assert_array_equal(pending, sgd.states[params[0]]["momentum_buffer"])
+
+
+@pytest.mark.parametrize("saved_names,given_names", [((None, None), ("w1", "w2")),
+                                                     (("a", "b"), ("w", "w"))])
+def test_names_match_only_when_both_sides_have_unique_ones(saved_names, given_names):
+    """Otherwise entries go by position, even where one side's names are fine."""
+    sgd = opt.SGD(lr=0.1, momentum=0.9)
+    params = make_params(names=saved_names)
+    train(sgd, params, 1)
+    saved = sgd.state_dict(params)
+    target_params = make_params(names=given_names)
+    target = opt.SGD(lr=0.1, momentum=0.9)
+    target.load_state_dict(saved, target_params)
+    for source, param in zip(params, target_params):
+        np.testing.assert_array_equal(target.states[param]["momentum_buffer"],
+                                      sgd.states[source]["momentum_buffer"])
