@@ -37,12 +37,31 @@ def test_train_cnn_quick_run_learns_and_writes_curves(tmp_path):
 
 
 def test_train_cnn_resumes_from_its_checkpoint(tmp_path):
-    checkpoint = tmp_path / "run.ckpt"
+    """1 epoch, then a resumed 2nd, ends exactly where 2 uninterrupted epochs end: the same
+    history, parameters, BatchNorm statistics and optimizer state."""
     example = load_example("train_cnn")
     common = ["--limit-batches", "3", "--quiet", "--plot", ""]
-    example.main(["--epochs", "1", "--save", str(checkpoint)] + common)
-    resumed = example.main(["--epochs", "2", "--resume", str(checkpoint)] + common)
-    assert len(resumed["history"]["loss"]) == 2     # epoch 1 from the file, epoch 2 trained
+    paths = {name: str(tmp_path / f"{name}.ckpt") for name in ("straight", "first", "resumed")}
+    straight = example.main(["--epochs", "2", "--save", paths["straight"]] + common)
+    example.main(["--epochs", "1", "--save", paths["first"]] + common)
+    resumed = example.main(["--epochs", "2", "--resume", paths["first"],
+                            "--save", paths["resumed"]] + common)
+    assert len(resumed["history"]["loss"]) == 2
+    assert resumed["history"] == straight["history"]
+    expected, got = autograd.io.read(paths["straight"]), autograd.io.read(paths["resumed"])
+    assert got["extras"]["epoch"] == expected["extras"]["epoch"] == 1
+    assert set(got["model"]) == set(expected["model"])
+    for name, value in expected["model"].items():
+        np.testing.assert_array_equal(got["model"][name], value, err_msg=name)
+    first_model = autograd.io.read(paths["first"])["model"]
+    assert not np.array_equal(first_model["fc.W"], got["model"]["fc.W"])   # epoch 2 trained
+    states = [{e["name"]: e["state"] for e in c["optimizer"]["parameters"]}
+              for c in (expected, got)]
+    assert got["optimizer"]["step_counter"] == expected["optimizer"]["step_counter"] == 6
+    assert set(states[0]) == set(states[1]) and len(states[0]) == 8
+    for name, state in states[0].items():
+        np.testing.assert_array_equal(states[1][name]["momentum_buffer"],
+                                      state["momentum_buffer"], err_msg=name)
 
 
 def test_train_cnn_logs_every_step_for_tensorboard(tmp_path):

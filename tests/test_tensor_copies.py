@@ -1,0 +1,71 @@
+"""Tensor's copying and moving methods (SINGA's clone, copy, deepcopy, to_host, copy_data,
+as_type): each gives new arrays, or the same ones, exactly as documented."""
+import copy
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Tensor
+
+
+def _source():
+    t = Tensor(data=np.arange(6.0, dtype=np.float32).reshape(2, 3), stores_grad=True)
+    t.name = "w"
+    return t
+
+
+@pytest.mark.parametrize("how", ["clone", "copy", "deepcopy", "copy.copy", "copy.deepcopy"])
+def test_copies_hold_their_own_array_with_the_same_values_and_flags(how):
+    source = _source()
+    made = {"clone": lambda t: t.clone(), "copy": lambda t: t.copy(),
+            "deepcopy": lambda t: t.deepcopy(), "copy.copy": copy.copy,
+            "copy.deepcopy": copy.deepcopy}[how](source)
+    assert made is not source and made.data is not source.data
+    assert not np.shares_memory(made.data, source.data)
+    np.testing.assert_array_equal(made.to_numpy(), np.arange(6.0).reshape(2, 3))
+    assert made.dtype == np.float32 and made.device is source.device
+    assert (made.name, made.stores_grad, made.requires_grad) == ("w", True, True)
+    assert made.creator is None
+    made.data[0, 0] = 100.0                             # independent in both directions
+    assert source.data[0, 0] == 0.0
+    source.data[1, 1] = -5.0
+    assert made.data[1, 1] == 4.0
+
+
+def test_a_copy_of_a_recorded_result_is_outside_the_graph():
+    x = _source()
+    y = x * 2
+    assert y.creator is not None
+    copied = y.clone()
+    assert copied.creator is None
+    np.testing.assert_array_equal(copied.to_numpy(), 2 * np.arange(6.0).reshape(2, 3))
+
+
+def test_to_host_on_the_cpu_keeps_the_tensor_and_its_array():
+    t = _source()
+    array = t.data
+    assert t.to_host() is t and t.data is array
+    assert t.device is autograd.device.cpu()
+
+
+def test_copy_data_writes_values_into_the_existing_array():
+    t = _source()
+    array = t.data
+    assert t.copy_data(Tensor(data=np.full((2, 3), 7.0, np.float32))) is t
+    assert t.data is array
+    np.testing.assert_array_equal(array, np.full((2, 3), 7.0))
+    t.copy_data(np.arange(6.0).reshape(2, 3))          # a float64 array: cast on the way in
+    assert t.dtype == np.float32
+    np.testing.assert_array_equal(array, np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError, match=r"copy_data: expected shape \(2, 3\), got \(3, 2\)"):
+        t.copy_data(np.zeros((3, 2)))
+
+
+def test_as_type_converts_a_copy():
+    t = Tensor(data=[1.25, -2.5])
+    converted = t.as_type(np.float64)
+    assert converted.dtype == np.float64 and t.dtype == np.float32
+    assert not np.shares_memory(converted.data, t.data)
+    np.testing.assert_array_equal(converted.to_numpy(), [1.25, -2.5])
+    np.testing.assert_array_equal(t.as_type(np.int32).to_numpy(), np.array([1, -2], np.int32))

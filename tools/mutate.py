@@ -1,0 +1,164 @@
+"""Mutation testing of the modules a change touched, with mutmut (docs/testing.md).
+
+    python tools/mutate.py                           # autograd modules changed since main
+    python tools/mutate.py autograd/opt/sgd.py       # these modules
+    python tools/mutate.py --base HEAD~3 --tests tests/test_model.py --jobs 2
+
+Each module is mutated one small change at a time (an operator, a constant, a condition, a
+call argument...) and only the tests that exercise the mutated function run against it: a
+mutant that no test notices ("survived") is a wrong answer the suite would let through.
+
+mutmut writes a ``mutants/`` tree and reads its settings from ``pyproject.toml``, so the run
+happens in a scratch copy of the work tree (committed and uncommitted files alike) whose
+pyproject gets the settings for this selection; the repository is left as it was. It runs under
+``nice -n 19`` with one worker by default (the machine is shared). The tests for
+``autograd/<pkg>/<mod>.py`` are the whole ``tests/<pkg>/`` (a module's behaviour is often
+checked from a sibling's tests, e.g. SGD's options by the optimizer-state tests; mutmut runs
+only the tests that reach the mutated function, so the wider selection costs one extra pass to
+map them); for ``autograd/<mod>.py``, ``tests/test_<mod>.py`` and ``tests/test_<mod>_*.py``.
+Add more with ``--tests``. At the end it prints, per module, killed / total and every surviving
+mutant's diff; ``--keep DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# mutmut's statuses: a mutant is killed when a test failed or it timed out / was killed by a
+# signal (an infinite loop is a detected change too)
+KILLED = {"killed", "timeout", "segfault"}
+COUNTED = KILLED | {"survived", "no tests", "suspicious"}
+
+
+def git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True,
+                          text=True).stdout.split()
+
+
+def changed_modules(base):
+    names = set(git("diff", "--name-only", f"{base}...HEAD")) | set(git("diff", "--name-only",
+                                                                       "HEAD"))
+    names |= set(git("ls-files", "--others", "--exclude-standard"))
+    return sorted(n for n in names if n.startswith("autograd/") and n.endswith(".py")
+                  and (ROOT / n).exists())
+
+
+def tests_for(module):
+    """The tests that mirror ``module`` (see the module docstring)."""
+    parts = pathlib.PurePosixPath(module).parts[1:]            # drop "autograd"
+    folder = pathlib.PurePosixPath("tests", *parts[:-1])
+    if len(parts) > 1:
+        return [str(folder)] if (ROOT / folder).is_dir() else ["tests"]
+    stem = parts[-1][:-3]
+    found = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob(f"test_{stem}*.py")
+                   if p.stem == f"test_{stem}" or p.stem.startswith(f"test_{stem}_"))
+    return found or ["tests"]
+
+
+def scratch_copy(destination):
+    files = git("ls-files", "--cached", "--others", "--exclude-standard")
+    for name in files:
+        source = ROOT / name
+        if not source.is_file() or name.startswith(("benchmarks/", "examples/", "docs/")):
+            continue
+        target = destination / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def mutmut_settings(modules, tests, extra_pytest_args):
+    def toml_list(values):
+        return "[" + ", ".join(json.dumps(v) for v in values) + "]"
+    return (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["autograd"]\n'
+        f"only_mutate = {toml_list(modules)}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
+        f"pytest_add_cli_args = {toml_list(['-p', 'no:randomly', '-q'] + extra_pytest_args)}\n"
+        "use_git_change_detection = false\n"
+        # a mutated constant must not turn a short test into a minute-long one
+        "timeout_multiplier = 5.0\n"
+        "timeout_constant = 10.0\n"
+    )
+
+
+def results(workdir):
+    out = subprocess.run(["mutmut", "results", "--all", "true"], cwd=workdir,
+                         capture_output=True, text=True)
+    text = out.stdout if out.returncode == 0 else subprocess.run(
+        ["mutmut", "results"], cwd=workdir, capture_output=True, text=True).stdout
+    found = {}
+    for line in text.splitlines():
+        match = re.match(r"\s*([\w.]+__mutmut_\d+):\s*(.+?)\s*$", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def module_of(mutant, modules):
+    dotted = mutant.split("__mutmut_")[0].replace(".x_", ".").replace(".xǁ", ".")
+    for module in modules:
+        name = module[:-3].replace("/", ".")
+        if dotted.startswith(name + "."):
+            return module
+    return "?"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("modules", nargs="*", help="autograd/... .py files (default: changed)")
+    parser.add_argument("--base", default="main", help="git ref the change is measured from")
+    parser.add_argument("--tests", nargs="*", default=[], help="more test files or folders")
+    parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
+    parser.add_argument("--keep", metavar="DIR", help="run in DIR and keep it")
+    parser.add_argument("--pytest-args", nargs="*", default=[], help="more pytest arguments")
+    args = parser.parse_args(argv)
+
+    modules = [str(pathlib.PurePosixPath(m)) for m in args.modules] or changed_modules(args.base)
+    if not modules:
+        print(f"no autograd module changed since {args.base}")
+        return 0
+    tests = sorted({t for m in modules for t in tests_for(m)} | set(args.tests))
+    print("mutating:", *modules, "\ntests:", *tests, flush=True)
+    workdir = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mutate-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    scratch_copy(workdir)
+    with open(workdir / "pyproject.toml", "a", encoding="utf-8") as stream:
+        stream.write(mutmut_settings(modules, tests, args.pytest_args))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # mutants/ must win
+    start = time.perf_counter()
+    run = subprocess.run(["nice", "-n", "19", "mutmut", "run", "--max-children", str(args.jobs)],
+                         cwd=workdir, env=env, stdout=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    statuses = results(workdir)
+    if run.returncode != 0 or not statuses:
+        print(f"mutmut failed (exit {run.returncode}); see {workdir}", file=sys.stderr)
+        return run.returncode or 1
+    survivors = []
+    print(f"\n{len(statuses)} mutants in {seconds:.0f} s "
+          f"({seconds / max(len(statuses), 1):.2f} s each)")
+    for module in modules:
+        mine = {k: v for k, v in statuses.items() if module_of(k, modules) == module}
+        counted = [v for v in mine.values() if v in COUNTED]
+        killed = sum(v in KILLED for v in counted)
+        score = f"{100 * killed / len(counted):.1f}%" if counted else "-"
+        print(f"{module}: {killed}/{len(counted)} killed ({score})")
+        survivors += sorted(k for k, v in mine.items() if v not in KILLED)
+    for name in survivors:
+        print(f"\n--- {name}: {statuses[name]}")
+        print(subprocess.run(["mutmut", "show", name], cwd=workdir, capture_output=True,
+                             text=True).stdout.strip())
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
