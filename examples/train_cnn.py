@@ -130,8 +130,6 @@ def main(argv=None):
         loader.load_state_dict(extras["loader"])
         autograd.set_rng_state(extras["rng"])
         history = {"loss": list(extras["loss"]), "accuracy": list(extras["accuracy"])}
-        for _ in range(first_epoch):    # the shuffle carries on where the saved run stopped:
-            next(iter(loader), None)    # each started epoch draws one permutation
 
     writer = autograd.utils.SummaryWriter(args.logdir) if args.logdir and rank == 0 else None
     start = time.perf_counter()
