@@ -49,6 +49,8 @@ from .operations.conv1d import *             # noqa: F401,F403
 from .operations.normalization import *      # noqa: F401,F403
 from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
+from .operations.attention import *          # noqa: F401,F403
+from .operations.token_loss import *         # noqa: F401,F403
 from .gradcheck import gradcheck, GradcheckError
 from .layers import *                        # noqa: F401,F403  Layer, Linear, Conv2d, ...
 from . import opt, data, io, initializer, layer
