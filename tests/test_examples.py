@@ -57,3 +57,23 @@ def test_train_model_quick_run(tmp_path):
 def test_custom_operation_example_checks_and_trains():
     final_mse = load_example("custom_operation").main(steps=150)
     assert np.isfinite(final_mse) and final_mse < 0.2   # sin(3x) has variance ~0.4
+
+
+def test_train_gpt_fast_run_learns_samples_and_writes_its_files(tmp_path):
+    plot, checkpoint = tmp_path / "gpt.png", tmp_path / "gpt.ckpt"
+    result = load_example("train_gpt").main(
+        ["--fast", "--quiet", "--plot", str(plot), "--save", str(checkpoint), "--top-k", "5"])
+    history = result["history"]
+    assert history["val"][-1] < history["val"][0] - 0.5       # from log(65) = 4.17 down
+    assert np.log(65) - 0.1 < history["val"][0] < np.log(65) + 0.1
+    assert len(result["sample"]) == 60 and set(result["sample"]) <= set(
+        autograd.data.load_shakespeare_text())
+    assert plot.stat().st_size > 1000
+    extras = autograd.io.load(checkpoint)
+    assert extras["iteration"] == 60 and abs(extras["val_loss"] - result["val_loss"]) < 1e-9
+
+
+def test_train_lstm_lm_fast_run_learns():
+    result = load_example("train_lstm_lm").main(["--fast", "--quiet"])
+    assert result["history"]["val"][-1] < result["history"]["val"][0] - 0.5
+    assert len(result["sample"]) == 40
