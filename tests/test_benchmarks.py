@@ -10,11 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks import tape, mlp, mlp_layers, cnn, batchnorm, resnet
+from benchmarks import (tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer,
+                        transformer_large)
 from benchmarks.common import Missing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet]
+WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer, transformer_large]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 ROW_KEYS = {"description", "unit", "size", "status", "float32", "repetitions", "autograd",
             "floor", "torch", "autograd/floor", "autograd/torch", "samples"}
