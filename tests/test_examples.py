@@ -77,3 +77,15 @@ def test_train_lstm_lm_fast_run_learns():
     result = load_example("train_lstm_lm").main(["--fast", "--quiet"])
     assert result["history"]["val"][-1] < result["history"]["val"][0] - 0.5
     assert len(result["sample"]) == 40
+
+
+def test_attention_doc_code_runs():
+    """docs/attention.md's code blocks, in order, with the training loop cut to 2 steps."""
+    import re
+    text = (EXAMPLES.parent / "docs" / "attention.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    namespace = {}
+    exec(blocks[0].replace("range(100)", "range(2)"), namespace)
+    assert np.isfinite(namespace["loss"].item())
+    exec(blocks[1], namespace)
+    assert namespace["y"].shape == (2, 4, 10, 16)
