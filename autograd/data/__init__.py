@@ -1,4 +1,4 @@
-"""Data: the DataLoader, the embedded 8x8 digits and Shakespeare text, and readers for MNIST and CIFAR-10 files.
+"""Data: the DataLoader, the embedded digits and Shakespeare text, MNIST/CIFAR-10 readers.
 
 >>> import autograd
 >>> images, labels = autograd.data.load_digits("train")

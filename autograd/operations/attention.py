@@ -117,10 +117,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout=0.0, 
     >>> import numpy as np
     >>> from autograd import Tensor
     >>> q = Tensor(data=np.zeros((2, 3, 4), np.float32))
-    >>> scaled_dot_product_attention(q, q, Tensor(data=np.ones((2, 5, 4), np.float32)))
+    >>> scaled_dot_product_attention(q, q, q, mask=np.ones((3, 2), bool))
     Traceback (most recent call last):
     ...
-    ValueError: scaled_dot_product_attention: expected v of shape (..., 3, Dv) with as many keys as k (..., 3, 4), got (2, 5, 4)
+    ValueError: scaled_dot_product_attention: mask of shape (3, 2) does not broadcast to the scores (2, 3, 3)
     """
     name = "scaled_dot_product_attention"
     for label, t in (("q", q), ("k", k), ("v", v)):
