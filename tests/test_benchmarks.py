@@ -143,3 +143,10 @@ def test_profile_summary_splits_samples_by_kind(tmp_path, capsys):
     assert " 20.0%  BLAS thread hand-off" in report
     assert " 20.0%  Python bytecode" in report
     assert " 80.0%  MatMul.forward" in report
+
+
+def test_gpt_torch_reference_fast_run_learns():
+    pytest.importorskip("torch")
+    from benchmarks import gpt_torch_reference
+    result = gpt_torch_reference.main(["--fast", "--threads", "1"])
+    assert result["val_loss"] < np.log(65) - 0.5
