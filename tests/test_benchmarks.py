@@ -10,13 +10,14 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks import tape, mlp, mlp_layers, cnn, batchnorm, resnet
+from benchmarks import (tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer,
+                        transformer_large)
 from benchmarks.common import Missing
 
 pytestmark = pytest.mark.cpu_only     # benchmarks time the CPU backend against NumPy/PyTorch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet]
+WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer, transformer_large]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 ROW_KEYS = {"description", "unit", "size", "status", "float32", "repetitions", "autograd",
             "floor", "torch", "autograd/floor", "autograd/torch", "samples"}
@@ -144,3 +145,10 @@ def test_profile_summary_splits_samples_by_kind(tmp_path, capsys):
     assert " 20.0%  BLAS thread hand-off" in report
     assert " 20.0%  Python bytecode" in report
     assert " 80.0%  MatMul.forward" in report
+
+
+def test_gpt_torch_reference_fast_run_learns():
+    pytest.importorskip("torch")
+    from benchmarks import gpt_torch_reference
+    result = gpt_torch_reference.main(["--fast", "--threads", "1"])
+    assert result["val_loss"] < np.log(65) - 0.5

@@ -168,3 +168,35 @@ def test_export_onnx_example_agrees_with_onnxruntime(tmp_path):
     assert result["agreement"] == 1.0
     assert result["max_difference"] < 1e-4 and result["imported_difference"] < 1e-5
     assert result["accuracy"] > 0.3            # 30 steps already learn (chance is 0.1)
+
+
+def test_train_gpt_fast_run_learns_samples_and_writes_its_files(tmp_path):
+    plot, checkpoint = tmp_path / "gpt.png", tmp_path / "gpt.ckpt"
+    result = load_example("train_gpt").main(
+        ["--fast", "--quiet", "--plot", str(plot), "--save", str(checkpoint), "--top-k", "5"])
+    history = result["history"]
+    assert history["val"][-1] < history["val"][0] - 0.5       # from log(65) = 4.17 down
+    assert np.log(65) - 0.1 < history["val"][0] < np.log(65) + 0.1
+    assert len(result["sample"]) == 60 and set(result["sample"]) <= set(
+        autograd.data.load_shakespeare_text())
+    assert plot.stat().st_size > 1000
+    extras = autograd.io.load(checkpoint)
+    assert extras["iteration"] == 60 and abs(extras["val_loss"] - result["val_loss"]) < 1e-9
+
+
+def test_train_lstm_lm_fast_run_learns():
+    result = load_example("train_lstm_lm").main(["--fast", "--quiet"])
+    assert result["history"]["val"][-1] < result["history"]["val"][0] - 0.5
+    assert len(result["sample"]) == 40
+
+
+def test_attention_doc_code_runs():
+    """docs/attention.md's code blocks, in order, with the training loop cut to 2 steps."""
+    import re
+    text = (EXAMPLES.parent / "docs" / "attention.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    namespace = {}
+    exec(blocks[0].replace("range(100)", "range(2)"), namespace)
+    assert np.isfinite(namespace["loss"].item())
+    exec(blocks[1], namespace)
+    assert namespace["y"].shape == (2, 4, 10, 16)

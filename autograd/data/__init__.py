@@ -1,4 +1,4 @@
-"""Data: the DataLoader, the embedded 8x8 digits and readers for MNIST and CIFAR-10 files.
+"""Data: the DataLoader, the embedded digits and Shakespeare text, MNIST/CIFAR-10 readers.
 
 >>> import autograd
 >>> images, labels = autograd.data.load_digits("train")
@@ -10,5 +10,9 @@
 from .loader import DataLoader
 from .digits import load_digits, DIGITS_PATH
 from .readers import load_mnist, load_cifar10
+from .shakespeare import (load_shakespeare, load_shakespeare_text, CharVocabulary,
+                          random_windows, SHAKESPEARE_PATH)
 
-__all__ = ["DataLoader", "load_digits", "DIGITS_PATH", "load_mnist", "load_cifar10"]
+__all__ = ["DataLoader", "load_digits", "DIGITS_PATH", "load_mnist", "load_cifar10",
+           "load_shakespeare", "load_shakespeare_text", "CharVocabulary", "random_windows",
+           "SHAKESPEARE_PATH"]

@@ -15,10 +15,13 @@ from .singa import Gemm, SeparableConv2d, Pooling2d, SoftMax
 from .combine import Add, Cat, Reshape
 from .loss import SoftMaxCrossEntropy, MeanSquareError, CrossEntropy, BinaryCrossEntropy
 from .summary import summary
+from .attention import (MultiHeadAttention, TransformerBlock, TransformerEncoderLayer,
+                        PositionalEmbedding)
 
 __all__ = ["Layer", "Linear", "Embedding", "Flatten", "Sequential", "ReLU", "Sigmoid", "Tanh",
            "Softmax", "Dropout", "Conv2d", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
            "BatchNorm2d", "BatchNorm1d", "LayerNorm", "RNN", "LSTM", "GRU", "Conv1d", "MaxPool1d",
            "AvgPool1d", "Gemm", "SeparableConv2d", "Pooling2d", "SoftMax", "Add", "Cat",
            "Reshape", "SoftMaxCrossEntropy", "MeanSquareError", "CrossEntropy",
-           "BinaryCrossEntropy", "summary"]
+           "BinaryCrossEntropy", "summary", "MultiHeadAttention", "TransformerBlock",
+           "TransformerEncoderLayer", "PositionalEmbedding"]

@@ -255,14 +255,18 @@ class GELU(Operation):
         self.approximate = approximate
 
     def forward(self, x):
-        self.save_for_backward(x)
         if self.approximate:
+            self.save_for_backward(x)
             inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
             return 0.5 * x * (1 + get_array_module(x).tanh(inner))
-        return 0.5 * x * (1 + special.erf(x * _SQRT_HALF))
+        cdf = special.erf(x * _SQRT_HALF)
+        cdf += 1
+        cdf *= 0.5
+        self.save_for_backward(x, cdf)      # erf is the costly part: backward reuses it
+        return x * cdf
 
     def backward(self, dy):
-        (x,) = self.saved
+        x = self.saved[0]
         xp = get_array_module(x)
         if self.approximate:
             square = x * x
@@ -270,9 +274,12 @@ class GELU(Operation):
             slope = 0.5 * (1 + t) + (0.5 * _SQRT_2_OVER_PI) * x * (1 - t * t) * (
                 1 + 3 * 0.044715 * square)
             return dy * slope
-        cdf = 0.5 * (1 + special.erf(x * _SQRT_HALF))
-        density = _INV_SQRT_2PI * xp.exp(-0.5 * x * x)
-        return dy * (cdf + x * density)
+        slope = xp.exp(-0.5 * x * x)
+        slope *= x
+        slope *= _INV_SQRT_2PI
+        slope += self.saved[1]
+        slope *= dy
+        return slope
 
 
 class Softplus(Operation):
