@@ -18,10 +18,14 @@ glibc malloc thresholds   grown as after freeing one 32 MiB        the first tim
                                                                    =False)`` came first
 ========================  =======================================  ===========================
 
-What the runtime cannot do for you: OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` once, when NumPy
-loads it, and its idle GEMM threads spin for about 0.1 s by default, taking cores from the
-intra-op passes. Export ``OPENBLAS_THREAD_TIMEOUT=4`` before starting Python if you want that
-(benchmarks/NOTES.md has what it changes); autograd never sets it.
+OpenBLAS's spinning threads: after each GEMM, OpenBLAS's idle threads spin for about 0.1 s
+(2^28 cycles) and take the cores that the intra-op passes need (a CNN step 34 against 54 ms at 2
+threads, benchmarks/NOTES.md). OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` when NumPy loads it,
+so setting the variable later does nothing. :func:`shorten_blas_spin` therefore asks NumPy's own
+OpenBLAS to read it again and restarts its (idle) thread pool with a 2^4-cycle spin; the
+environment is left as it was. It runs once, when the CPU backend first splits a pass over its
+threads, unless the user set ``OPENBLAS_THREAD_TIMEOUT`` (their value stands) or called
+``configure(blas_spin_tuning=False)`` first.
 
 >>> import autograd
 >>> sorted(autograd.runtime.describe())
@@ -33,14 +37,16 @@ import threading
 from .backend import buffer_cache, threads
 
 __all__ = ["set_num_threads", "get_num_threads", "set_cache_limit", "get_cache_limit",
-           "empty_cache", "tune_allocator", "configure", "describe"]
+           "empty_cache", "tune_allocator", "shorten_blas_spin", "configure", "describe"]
 
 set_num_threads = threads.set_num_threads
 get_num_threads = threads.get_num_threads
 empty_cache = buffer_cache.empty_cache
 
 _GLIBC_MMAP_THRESHOLD_MAX = 32 << 20      # on 64-bit systems (mallopt(3), M_MMAP_THRESHOLD)
-_state = {"tune_allocator": True, "allocator_tuned": False}
+_state = {"tune_allocator": True, "allocator_tuned": False, "shorten_blas_spin": True,
+          "blas_spin_shortened": False}
+_SPIN_TIMEOUT = 4          # OpenBLAS's minimum: 2^4 cycles
 _lock = threading.Lock()
 
 
@@ -84,6 +90,49 @@ def tune_allocator():
     return True
 
 
+def shorten_blas_spin():
+    """Make NumPy's OpenBLAS threads stop spinning almost at once after a GEMM (see the module
+    docstring). Returns whether it did: not where the user set ``OPENBLAS_THREAD_TIMEOUT``
+    (theirs stands), where NumPy's OpenBLAS is not found, or when done already."""
+    with _lock:
+        if _state["blas_spin_shortened"] or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+            return False
+        library = _numpy_openblas()
+        if library is None:
+            return False
+        _state["blas_spin_shortened"] = True
+        os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(_SPIN_TIMEOUT)
+        try:
+            library.openblas_read_env()         # OpenBLAS keeps what it reads
+        finally:
+            del os.environ["OPENBLAS_THREAD_TIMEOUT"]     # the environment as it was
+        library.blas_thread_shutdown_()          # idle now: restarts with the new timeout
+        library.blas_thread_init()
+    return True
+
+
+def _numpy_openblas():
+    """NumPy's bundled OpenBLAS as a ctypes library, if it is loaded and exports what
+    :func:`shorten_blas_spin` needs; else None."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower()
+                     and line.rstrip().endswith(".so") or "openblas" in line.lower() and
+                     ".so" in line.split()[-1]}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        if all(hasattr(library, name) for name in
+               ("openblas_read_env", "blas_thread_shutdown_", "blas_thread_init")):
+            return library
+    return None
+
+
 def _is_glibc():
     try:
         return os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
@@ -91,7 +140,8 @@ def _is_glibc():
         return False
 
 
-def configure(num_threads=None, cache_limit_bytes=None, allocator_tuning=None):
+def configure(num_threads=None, cache_limit_bytes=None, allocator_tuning=None,
+              blas_spin_tuning=None):
     """Set several things at once; ``None`` leaves one as it is. ``allocator_tuning=False``
     before the first training step keeps glibc's thresholds untouched for good (a server that
     tunes malloc itself, say); True tunes now.
@@ -107,6 +157,10 @@ def configure(num_threads=None, cache_limit_bytes=None, allocator_tuning=None):
         _state["tune_allocator"] = bool(allocator_tuning)
         if allocator_tuning:
             tune_allocator()
+    if blas_spin_tuning is not None:
+        _state["shorten_blas_spin"] = bool(blas_spin_tuning)
+        if blas_spin_tuning:
+            shorten_blas_spin()
 
 
 def describe():
@@ -116,6 +170,7 @@ def describe():
         "cache_limit_bytes": get_cache_limit(),
         "cache_bytes": buffer_cache.kept_bytes(),
         "allocator_tuned": _state["allocator_tuned"],
+        "blas_spin_shortened": _state["blas_spin_shortened"],
         "blas_thread_timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
     }
 
@@ -128,4 +183,11 @@ def _on_first_buffer():
         tune_allocator()
 
 
+def _on_first_split():
+    """The intra-op threads' first use: OpenBLAS's spin would take their cores."""
+    if _state["shorten_blas_spin"]:
+        shorten_blas_spin()
+
+
 buffer_cache._first_use_hooks.append(_on_first_buffer)
+threads.first_split_hooks.append(_on_first_split)

@@ -95,3 +95,43 @@ def test_configure_sets_threads_and_describe_reports_them():
         assert autograd.runtime.describe()["threads"] == 1 == autograd.get_num_threads()
     finally:
         autograd.set_num_threads(previous)
+
+
+_SPIN = """
+import os, sys
+import numpy as np
+import autograd
+from autograd.backend import threads
+library = autograd.runtime._numpy_openblas()
+if library is None:
+    print("no-openblas"); sys.exit()
+before = library.openblas_thread_timeout()
+if sys.argv[1] == "opted_out":
+    autograd.runtime.configure(blas_spin_tuning=False)
+threads.parallel_for(lambda a, b: None, 1 << 20, np.empty(1 << 20))   # the first split
+a = np.ones((200, 200)); a @ a                                      # OpenBLAS still works
+print(before, library.openblas_thread_timeout(), "OPENBLAS_THREAD_TIMEOUT" in os.environ,
+      autograd.runtime.describe()["blas_spin_shortened"])
+"""
+
+
+@pytest.mark.parametrize("case, expected", [("first_split", ["0", "4", "False", "True"]),
+                                            ("opted_out", ["0", "0", "False", "False"])])
+def test_the_blas_spin_is_shortened_at_the_first_split_without_touching_the_environment(
+        case, expected):
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    environment["AUTOGRAD_NUM_THREADS"] = "2"
+    run = subprocess.run([sys.executable, "-c", _SPIN, case], capture_output=True, text=True,
+                         check=True, env=environment)
+    if run.stdout.strip() == "no-openblas":
+        pytest.skip("NumPy's OpenBLAS does not export openblas_read_env here")
+    assert run.stdout.split() == expected
+
+
+def test_a_users_openblas_thread_timeout_stands():
+    code = ("import numpy, autograd; print(autograd.runtime.shorten_blas_spin(), "
+            "autograd.runtime._numpy_openblas().openblas_thread_timeout())")
+    environment = dict(os.environ, OPENBLAS_THREAD_TIMEOUT="12")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=environment)
+    assert run.stdout.split() == ["False", "12"]

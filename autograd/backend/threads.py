@@ -88,6 +88,7 @@ def _forget_team_after_fork():
 
 
 _fork_hook_registered = False
+first_split_hooks = []     # called once, before the first team starts (autograd.runtime)
 
 
 def _register_fork_hook():
@@ -190,6 +191,8 @@ class _Team:
 
 def _get_team():
     global _team
+    while first_split_hooks:
+        first_split_hooks.pop(0)()
     with _team_lock:
         if _team is None:
             _register_fork_hook()
