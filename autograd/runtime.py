@@ -29,7 +29,7 @@ threads, unless the user set ``OPENBLAS_THREAD_TIMEOUT`` (their value stands) or
 
 >>> import autograd
 >>> sorted(autograd.runtime.describe())
-['allocator_tuned', 'blas_thread_timeout', 'cache_bytes', 'cache_limit_bytes', 'threads']
+['allocator_tuned', 'blas_spin_shortened', 'blas_thread_timeout', 'cache_bytes', 'cache_limit_bytes', 'threads']
 """
 import os
 import threading

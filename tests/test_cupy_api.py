@@ -32,6 +32,11 @@ CUPY_SIGNATURES = {
     "ones_like": "a, dtype=None, order='K', subok=None, shape=None",
     "zeros": "shape, dtype=float, order='C'",
     "zeros_like": "a, dtype=None, order='K', subok=None, shape=None",
+    "empty_like": "prototype, dtype=None, order='K', subok=None, shape=None",
+    "tri": "N, M=None, k=0, dtype=float",
+    "triu": "m, k=0",
+    "tril": "m, k=0",
+    "copyto": "dst, src, casting='same_kind', where=None",
     "indices": "dimensions, dtype=int",
     "ix_": "*args",
     "from_dlpack": "array, *, device=None, copy=None",
@@ -63,7 +68,7 @@ CUPY_SIGNATURES = {
 }
 for _ufunc in ("abs add subtract multiply maximum minimum matmul sqrt exp expm1 log log1p "
                "sign rint ceil floor isfinite sin cos tan sinh cosh tanh arcsin arccos arctan "
-               "arcsinh arccosh arctanh").split():
+               "arcsinh arccosh arctanh reciprocal negative copysign").split():
     CUPY_SIGNATURES[_ufunc] = UFUNC
 
 # The keywords that CuPy's docs describe for a "**kwargs" parameter.
