@@ -58,7 +58,8 @@ class GPT(autograd.Layer):
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=12)
     parser.add_argument("--context", type=int, default=64)
