@@ -7,7 +7,7 @@ their own Operation with :func:`register_exporter`.
 import numpy as np
 
 from ..operations import (activation, conv, elementwise, linalg, normalization, pooling,
-                          shape, softmax, dropout, unary, reduction)
+                          shape, softmax, dropout, unary, reduction, padding)
 
 __all__ = ["EXPORTERS", "register_exporter", "exporter_for", "ExportContext"]
 
@@ -238,3 +238,54 @@ def _elementwise_sum(context, op, inputs, outputs, tensors):
 @register_exporter(reduction.ElementwiseExtremum)
 def _elementwise_extremum(context, op, inputs, outputs, tensors):
     context.node("Max" if op.largest else "Min", inputs, outputs)
+
+
+for _class, _type in ((activation.Softplus, "Softplus"), (activation.Softsign, "Softsign"),
+                      (activation.Erf, "Erf"), (unary.Sign, "Sign"), (unary.Ceil, "Ceil"),
+                      (unary.Floor, "Floor")):
+    register_exporter(_class)(_same(_type))
+
+
+@register_exporter(activation.LeakyReLU)
+def _leaky_relu(context, op, inputs, outputs, tensors):
+    context.node("LeakyRelu", inputs, outputs, alpha=float(op.a))
+
+
+@register_exporter(activation.ELU)
+def _elu(context, op, inputs, outputs, tensors):
+    context.node("Elu", inputs, outputs, alpha=float(op.alpha))
+
+
+@register_exporter(activation.SELU)
+def _selu(context, op, inputs, outputs, tensors):
+    context.node("Selu", inputs, outputs, alpha=float(op.alpha), gamma=float(op.gamma))
+
+
+@register_exporter(activation.HardSigmoid)
+def _hard_sigmoid(context, op, inputs, outputs, tensors):
+    context.node("HardSigmoid", inputs, outputs, alpha=float(op.alpha), beta=float(op.gamma))
+
+
+@register_exporter(activation.GELU)
+def _gelu(context, op, inputs, outputs, tensors):
+    if context.opset < 20:
+        raise NotImplementedError("autograd.onnx.export: GELU needs opset 20 or newer (the Gelu "
+                                  f"node), got opset {context.opset}")
+    context.node("Gelu", inputs, outputs, approximate="tanh" if op.approximate else "none")
+
+
+@register_exporter(unary.Clip)
+def _clip(context, op, inputs, outputs, tensors):
+    dtype = tensors[0].dtype
+    bounds = ["" if bound is None else context.constant(np.asarray(bound, dtype))
+              for bound in (op.low, op.high)]
+    context.node("Clip", [inputs[0]] + bounds, outputs)
+
+
+@register_exporter(padding.Pad)
+def _pad(context, op, inputs, outputs, tensors):
+    pads = [int(before) for before, _ in op.widths] + [int(after) for _, after in op.widths]
+    names = [inputs[0], context.constant(np.asarray(pads, np.int64))]
+    if op.mode == "constant":
+        names.append(context.constant(np.asarray(op.constant, tensors[0].dtype)))
+    context.node("Pad", names, outputs, mode=op.mode)

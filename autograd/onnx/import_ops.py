@@ -206,7 +206,7 @@ def _clip(context, node, inputs):
     if context.version < 11:
         low, high = attribute(node, "min"), attribute(node, "max")
     else:
-        low, high = (None if v is None else context.array(v)[()]
+        low, high = (None if v is None else context.array(v).reshape(-1)[0]
                      for v in (_static(inputs, 1), _static(inputs, 2)))
     if low is None and high is None:
         return x

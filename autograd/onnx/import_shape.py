@@ -167,7 +167,7 @@ def _pad(context, node, inputs):
     else:
         pads = [int(p) for p in context.array(inputs[1]).ravel()]
         value = _static(inputs, 2)
-        value = 0.0 if value is None else float(context.array(value))
+        value = 0.0 if value is None else float(context.array(value).reshape(-1)[0])
     if _static(inputs, 3) is not None:       # opset 18: pads for the given axes only
         axes = [int(a) % x.ndim for a in context.array(inputs[3]).ravel()]
         full = [0] * (2 * x.ndim)

@@ -64,6 +64,15 @@ def _cases():
         autograd.reshape(autograd.flatten(x), (x.shape[0], 9, 12)), (0, 2, 1)))
     yield "concat", image, Wrap(lambda m, x: autograd.cat([x, autograd.relu(x)], 1))
     yield "dropout", flat, autograd.Dropout(0.5)
+    yield "activations", flat, Wrap(lambda m, x: autograd.softsign(autograd.softplus(
+        autograd.elu(autograd.leakyrelu(x, 0.1), 0.7))))
+    yield "selu_hardsigmoid_erf", flat, Wrap(lambda m, x: autograd.erf(autograd.hardsigmoid(
+        autograd.selu(x))))
+    yield "gelu", flat, Wrap(lambda m, x: autograd.gelu(x) + autograd.gelu(x, "tanh"))
+    yield "clip", flat, Wrap(lambda m, x: autograd.clip(x, -0.5, 0.7) + autograd.clip(x, 0.1))
+    yield "pads", image, Wrap(lambda m, x: autograd.pad(autograd.pad(
+        autograd.pad(x, "constant", [0, 0, 1, 2, 0, 0, 0, 1], 0.5), "reflect",
+        [0, 0, 1, 1, 0, 0, 1, 1]), "edge", [0, 0, 2, 0, 0, 0, 0, 2]))
 
 
 CASES = list(_cases())
