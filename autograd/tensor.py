@@ -11,16 +11,13 @@ exactly like the named functions.
 >>> y.to_numpy(), y.creator is not None
 (array(9., dtype=float32), True)
 """
-import numbers
-
 import numpy as np
 
 from .device import Device, cpu, get_default_device, device_of_array, move_array
 from .tensor_inplace import InPlaceMethods
 from .tensor_interop import ExchangeMethods
-from .operations.elementwise import AddScalar, MulScalar
-from .operations import (elementwise, linalg, reduction, unary, comparison, indexing,
-                         shape as shape_ops)
+from .tensor_operators import OperatorMethods, repeat
+from .operations import linalg, shape as shape_ops
 
 __all__ = ["Tensor", "from_numpy", "to_numpy", "zeros", "ones", "zeros_like", "ones_like",
            "random", "repeat", "concatenate", "einsum", "tensordot", "copy_data_to_from",
@@ -30,7 +27,7 @@ float32, float64, int32, int64 = np.float32, np.float64, np.int32, np.int64   # 
 _ndarray, _new_object = np.ndarray, object.__new__    # module globals: one lookup, not two
 
 
-class Tensor(InPlaceMethods, ExchangeMethods):
+class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
     """``Tensor(shape=None, data=None, device=None, dtype=None, requires_grad=True,
     stores_grad=False, creator=None, name=None)``
 
@@ -224,136 +221,6 @@ class Tensor(InPlaceMethods, ExchangeMethods):
             raise TypeError(f"random initialisers need a float32 or float64 tensor, got {dtype}")
         return dtype
 
-    # ------------------------------------------------------------ recorded operators
-    def __add__(self, other):
-        if type(other) is float:        # the commonest case, two calls shorter
-            return AddScalar(other)(self)
-        return elementwise.add(self, other)
-
-    def __radd__(self, other):
-        return elementwise.add(other, self)
-
-    def __sub__(self, other):
-        return elementwise.sub(self, other)
-
-    def __rsub__(self, other):
-        return elementwise.sub(other, self)
-
-    def __mul__(self, other):
-        if type(other) is float:
-            return MulScalar(other)(self)
-        return elementwise.mul(self, other)
-
-    def __rmul__(self, other):
-        return elementwise.mul(other, self)
-
-    def __truediv__(self, other):
-        return elementwise.div(self, other)
-
-    def __rtruediv__(self, other):
-        return elementwise.div(other, self)
-
-    def __pow__(self, other):
-        return elementwise.pow(self, other)
-
-    def __rpow__(self, other):
-        return elementwise.pow(other, self)
-
-    def __neg__(self):
-        return unary.negative(self)
-
-    def __matmul__(self, other):
-        return linalg.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return linalg.matmul(other, self)
-
-    def __getitem__(self, index):
-        return shape_ops.getitem(self, index)
-
-    @property
-    def T(self):
-        """The transpose (all axes reversed), recorded."""
-        return shape_ops.transpose(self)
-
-    def transpose(self, axes=None):
-        """Axes permuted (reversed when ``axes`` is None), recorded."""
-        return shape_ops.transpose(self, axes)
-
-    def reshape(self, *shape):
-        """The same data in a new shape (one -1 allowed), recorded."""
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = shape[0]
-        return shape_ops.reshape(self, shape)
-
-    def sum(self, axis=None, keepdims=False):
-        """Sum over ``axis`` (all by default), recorded."""
-        return reduction.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        """Mean over ``axis`` (all by default), recorded."""
-        return reduction.mean(self, axis=axis, keepdims=keepdims)
-
-    def repeat(self, repeats, axis=None):
-        """Each element repeated ``repeats`` times along ``axis`` (flattened when None), as
-        ``np.repeat``; recorded (gradients of the copies are summed)."""
-        return repeat(self, repeats, axis)
-
-    # ------------------------------------------------------------ comparisons (not recorded)
-    # `==` is elementwise (SINGA, PyTorch); hashing stays by identity, so dicts and sets keyed
-    # by Tensors still work (they compare hashes, then identity, before any __eq__).
-    def lt(self, other):
-        """1.0 where self < other, else 0.0 (a float Tensor outside the graph)."""
-        return comparison.less(self, other)
-
-    def le(self, other):
-        """1.0 where self <= other, else 0.0."""
-        return comparison.less_equal(self, other)
-
-    def gt(self, other):
-        """1.0 where self > other, else 0.0."""
-        return comparison.greater(self, other)
-
-    def ge(self, other):
-        """1.0 where self >= other, else 0.0."""
-        return comparison.greater_equal(self, other)
-
-    def eq(self, other):
-        """1.0 where self == other, else 0.0 (also the ``==`` operator)."""
-        return comparison.equal(self, other)
-
-    def ne(self, other):
-        """1.0 where self != other, else 0.0 (also the ``!=`` operator)."""
-        return comparison.not_equal(self, other)
-
-    __lt__, __le__, __gt__, __ge__ = lt, le, gt, ge
-
-    def __eq__(self, other):
-        """Elementwise, as in SINGA and PyTorch: a float 0.0/1.0 Tensor.
-
-        >>> (Tensor(data=[1.0, 2.0]) == Tensor(data=[1.0, 5.0])).to_numpy()
-        array([1., 0.], dtype=float32)
-        >>> t = Tensor(data=[1.0]); {t: "kept"}[t]           # hashing stays by identity
-        'kept'
-        """
-        if not _comparable(other):
-            return NotImplemented         # None, text, objects: Python's identity answer
-        return comparison.equal(self, other)
-
-    def __ne__(self, other):
-        """Elementwise, as ``==``."""
-        if not _comparable(other):
-            return NotImplemented
-        return comparison.not_equal(self, other)
-
-    def __bool__(self):
-        """The truth of a one-element Tensor; any other is ambiguous (a ValueError), as in
-        NumPy and PyTorch: ``if t == u`` over many elements would otherwise mean nothing."""
-        if self.data.size != 1:
-            raise ValueError(f"Tensor: the truth value of a Tensor of shape {self.shape} is "
-                             "ambiguous; reduce it first (autograd.max, t.to_numpy().all())")
-        return bool(self.data.reshape(()))
-
 
 def from_numpy(array):
     """A Tensor holding a copy of a NumPy array, dtype kept (SINGA's ``tensor.from_numpy``)."""
@@ -421,20 +288,6 @@ def random(shape, device=None):
     return Tensor(shape=shape, device=device).uniform(0.0, 1.0)
 
 
-def repeat(t, repeats, axis=None):
-    """Each element of ``t`` repeated ``repeats`` times (an int, or one count per element)
-    along ``axis`` (the flattened tensor when None), as ``np.repeat``; recorded.
-
-    >>> repeat(Tensor(data=[1.0, 2.0]), 2).to_numpy()
-    array([1., 1., 2., 2.], dtype=float32)
-    """
-    if axis is None:
-        t, axis = shape_ops.reshape(t, (-1,)), 0
-    length = t.shape[axis]
-    index = np.repeat(np.arange(length), repeats)
-    return indexing.gather(t, axis, index)
-
-
 def concatenate(tensors, axis=0):
     """The tensors joined along ``axis`` (``cat``; recorded)."""
     return shape_ops.cat(tensors, axis)
@@ -442,12 +295,6 @@ def concatenate(tensors, axis=0):
 
 einsum = linalg.einsum
 tensordot = linalg.tensordot
-
-
-def _comparable(other):
-    """What ``==`` compares elementwise: Tensors, arrays, numbers, and lists of numbers."""
-    return (isinstance(other, (Tensor, numbers.Number, np.ndarray, np.generic, list, tuple))
-            or type(other).__module__.split(".")[0] == "cupy")
 
 
 def _checked_shape(shape):
