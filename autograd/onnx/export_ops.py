@@ -78,9 +78,12 @@ class ExportContext:
         self.nodes.append(self.helper.make_node(op_type, inputs, outputs, **attributes))
 
 
-def _same(op_type):
+def _same(op_type, **attributes):
+    """An exporter to one ``op_type`` node with the same inputs; ``attributes`` maps each ONNX
+    attribute to (the Operation's attribute, the type ONNX wants)."""
     def run(context, op, inputs, outputs, tensors):
-        context.node(op_type, inputs, outputs)
+        context.node(op_type, inputs, outputs, **{name: kind(getattr(op, field))
+                                                  for name, (field, kind) in attributes.items()})
     return run
 
 
@@ -190,21 +193,6 @@ def _transpose(context, op, inputs, outputs, tensors):
     context.node("Transpose", inputs, outputs, perm=[int(a) for a in axes])
 
 
-@register_exporter(shape.Concat)
-def _concat(context, op, inputs, outputs, tensors):
-    context.node("Concat", inputs, outputs, axis=int(op.axis))
-
-
-@register_exporter(softmax.Softmax)
-def _softmax(context, op, inputs, outputs, tensors):
-    context.node("Softmax", inputs, outputs, axis=int(op.axis))
-
-
-@register_exporter(softmax.LogSoftmax)
-def _log_softmax(context, op, inputs, outputs, tensors):
-    context.node("LogSoftmax", inputs, outputs, axis=int(op.axis))
-
-
 @register_exporter(dropout.Dropout)
 def _dropout(context, op, inputs, outputs, tensors):
     context.node("Identity", inputs, outputs)       # export runs in eval mode
@@ -246,26 +234,6 @@ for _class, _type in ((activation.Softplus, "Softplus"), (activation.Softsign, "
     register_exporter(_class)(_same(_type))
 
 
-@register_exporter(activation.LeakyReLU)
-def _leaky_relu(context, op, inputs, outputs, tensors):
-    context.node("LeakyRelu", inputs, outputs, alpha=float(op.a))
-
-
-@register_exporter(activation.ELU)
-def _elu(context, op, inputs, outputs, tensors):
-    context.node("Elu", inputs, outputs, alpha=float(op.alpha))
-
-
-@register_exporter(activation.SELU)
-def _selu(context, op, inputs, outputs, tensors):
-    context.node("Selu", inputs, outputs, alpha=float(op.alpha), gamma=float(op.gamma))
-
-
-@register_exporter(activation.HardSigmoid)
-def _hard_sigmoid(context, op, inputs, outputs, tensors):
-    context.node("HardSigmoid", inputs, outputs, alpha=float(op.alpha), beta=float(op.gamma))
-
-
 @register_exporter(activation.GELU)
 def _gelu(context, op, inputs, outputs, tensors):
     if context.opset < 20:
@@ -289,3 +257,16 @@ def _pad(context, op, inputs, outputs, tensors):
     if op.mode == "constant":
         names.append(context.constant(np.asarray(op.constant, tensors[0].dtype)))
     context.node("Pad", names, outputs, mode=op.mode)
+
+
+# One node with attributes read from the Operation (SINGA's hardsigmoid gamma is ONNX's beta).
+for _class, _type, _attributes in (
+        (shape.Concat, "Concat", {"axis": ("axis", int)}),
+        (softmax.Softmax, "Softmax", {"axis": ("axis", int)}),
+        (softmax.LogSoftmax, "LogSoftmax", {"axis": ("axis", int)}),
+        (activation.LeakyReLU, "LeakyRelu", {"alpha": ("a", float)}),
+        (activation.ELU, "Elu", {"alpha": ("alpha", float)}),
+        (activation.SELU, "Selu", {"alpha": ("alpha", float), "gamma": ("gamma", float)}),
+        (activation.HardSigmoid, "HardSigmoid", {"alpha": ("alpha", float),
+                                                 "beta": ("gamma", float)})):
+    register_exporter(_class)(_same(_type, **_attributes))
