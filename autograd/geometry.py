@@ -17,6 +17,12 @@ import numbers
 
 __all__ = ["ConvGeometry", "PAD_MODES"]
 
+
+def axis_slice(axis, start, stop, step=None):
+    """An index that takes ``start:stop:step`` along ``axis`` and everything of the axes before
+    it: ``x[axis_slice(1, 0, 2)]`` is ``x[:, 0:2]`` (the operations and the kernels share it)."""
+    return (slice(None),) * axis + (slice(start, stop, step),)
+
 PAD_MODES = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")    # SINGA's / ONNX's auto_pad
 _PADDING_WORDS = {"same": "SAME_UPPER", "valid": "VALID"}      # PyTorch's strings
 

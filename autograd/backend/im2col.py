@@ -16,7 +16,8 @@ import math
 
 from ..device import get_array_module
 from . import buffer_cache, threads
-from .layout import image_axis_order, axis_slice
+from ..geometry import axis_slice
+from .layout import image_axis_order
 
 __all__ = []     # internal helpers, not part of the public API
 

@@ -58,9 +58,3 @@ def as_layout(x, layout):
     if layout == "CHWN":
         return from_batch_last(batch_last(x))
     return threads.ascontiguousarray(x)
-
-
-def axis_slice(axis, start, stop, step=None):
-    """An index that takes ``start:stop:step`` along ``axis`` and everything of the axes before
-    it: ``x[axis_slice(1, 0, 2)]`` is ``x[:, 0:2]``."""
-    return (slice(None),) * axis + (slice(start, stop, step),)

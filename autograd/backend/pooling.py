@@ -21,7 +21,8 @@ import numpy as np
 from ..device import get_array_module
 from . import buffer_cache, threads
 from .im2col import pad2d, unpad2d, offset_slice, split_image_axis
-from .layout import image_axis_order, axis_slice
+from ..geometry import axis_slice
+from .layout import image_axis_order
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
 

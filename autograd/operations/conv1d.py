@@ -18,18 +18,14 @@ import numpy as np
 
 from . import conv as conv_ops
 from . import pooling as pooling_ops
-from ..geometry import ConvGeometry, output_size
+from ..geometry import ConvGeometry, output_size, per_axis
 from .shape import reshape
 
 __all__ = ["conv1d", "max_pool1d", "avg_pool1d"]
 
 def _single(value, op, name):
     """``value`` (an int or a 1-element sequence of one, as PyTorch accepts) as an int."""
-    if isinstance(value, (list, tuple)) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{op}: {name} must be an int, got {value!r}")
-    return int(value)
+    return per_axis(value, 1, op, name)[0]
 
 
 def _positive(value, op, name):

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from ..device import device_of_array, get_array_module
+from ..geometry import axis_slice
 
 __all__ = ["unbroadcast", "as_tensor_like", "constant", "scalar_value", "scalar_operand",
            "check_broadcast", "normalize_axes", "normalize_axis", "out_of_range", "check_tensor",
@@ -152,12 +153,6 @@ def ignore_float_warnings(xp):
     honest, handled result (CuPy never warns)."""
     errstate = getattr(xp, "errstate", None)
     return errstate(divide="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
-
-
-def axis_slice(axis, start, stop, step=None):
-    """An index that takes ``start:stop:step`` along ``axis`` and everything of the axes before
-    it: ``x[axis_slice(1, 0, 2)]`` is ``x[:, 0:2]``."""
-    return (slice(None),) * axis + (slice(start, stop, step),)
 
 
 def scatter_add(target, index, values):
