@@ -86,7 +86,6 @@ class OnnxModel(Model):
         self.output_names = [value.name for value in graph_proto.output]
         self.device = device
         Layer.train(self, False)
-        self._onnx_version = onnx.__version__
 
     def _fold_constants(self):
         """Run, once at load, every node whose inputs are all constants (Constant,
