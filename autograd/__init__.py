@@ -57,6 +57,8 @@ from .layers import *                        # noqa: F401,F403  Layer, Linear, C
 from . import opt, data, io, initializer, layer, utils, onnx
 from .io import save, load
 from .model import Model
+from . import graph_mode
+from .graph_mode import capture, CapturedStep, CaptureError, replayable
 
 from ._version import __version__
 

@@ -37,9 +37,15 @@ class Device:
         return "cpu" if self.kind == "cpu" else f"gpu:{self.index}"
 
     def seed(self, seed: int | None) -> None:
-        """Restart this device's random generator from ``seed``."""
+        """Restart this device's random generator from ``seed``. On the CPU the generator
+        object stays the same (its state is reset), so what holds it, such as an op a
+        captured step replays, draws from the new seed too."""
         with self.activate():
-            self.random = self.xp.random.default_rng(seed)
+            fresh = self.xp.random.default_rng(seed)
+            if self.kind == "cpu":
+                self.random.bit_generator.state = fresh.bit_generator.state
+            else:
+                self.random = fresh
 
     # SINGA's C++ Device methods that its example drivers call.
     def SetRandSeed(self, seed):

@@ -23,7 +23,8 @@ from .device import get_array_module
 
 _ndarray = np.ndarray
 
-__all__ = ["backward", "gradients", "no_grad", "enable_grad", "is_recording", "set_debug"]
+__all__ = ["backward", "gradients", "no_grad", "enable_grad", "is_recording", "set_debug",
+           "replayable"]
 
 # `autograd.training` is a plain attribute of the package (set in autograd/__init__.py) and the
 # only copy of the flag: operations and layers read it there, live, so that SINGA's
@@ -43,6 +44,7 @@ class _Config:
         self._threads_without_grad = 0
         self._lock = threading.Lock()
         self.no_thread_in_no_grad = True
+        self.recorder = None          # the graph-mode Recorder capturing a step now, if any
 
     @property
     def training(self):
@@ -127,6 +129,23 @@ def set_debug(enabled=True):
     produced by a forward or a backward raises FloatingPointError naming the op and that line.
     It costs a stack walk and a finiteness check per op, so it is off by default."""
     config.debug = bool(enabled)
+
+
+def replayable(function):
+    """Mark ``function``, which computes on raw arrays outside any Operation (gradient
+    clipping, a custom update rule), so that graph mode (:func:`autograd.capture`) records each
+    call to it as one call and replays it on the new arrays; outside a capture it runs as is.
+
+    Its Tensor and array arguments and results (also inside tuples, lists and dicts) are what a
+    replay passes and takes; every other argument is kept as it was at capture.
+    """
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        recorder = config.recorder
+        if recorder is None or recorder.depth:
+            return function(*args, **kwargs)
+        return recorder.record_call(function, args, kwargs)
+    return wrapper
 
 
 def _describe(op):

@@ -16,6 +16,7 @@ import functools
 
 from . import io
 from .graph import config, no_grad
+from .graph_mode import capture
 from .layers.base import Layer
 
 __all__ = ["Model"]
@@ -23,6 +24,9 @@ __all__ = ["Model"]
 
 class Model(Layer):
     """A Layer with SINGA's training entry points (see the module docstring)."""
+
+    graph_step = None       # a CapturedStep after compile(use_graph=True)
+    sequential = False
 
     def __init__(self):
         super().__init__()
@@ -45,12 +49,12 @@ class Model(Layer):
         """Run ``forward`` once on example ``inputs`` (a list of Tensors) without recording,
         so that lazily sized layers create their parameters, then enter train or eval mode.
 
-        ``use_graph=True`` (SINGA's buffered graph execution) is not implemented: every call
-        runs eagerly. ``sequential`` only matters for that graph mode and is accepted."""
-        if use_graph:
-            raise NotImplementedError(
-                "Model.compile: use_graph=True (buffered graph execution) is not implemented; "
-                "pass use_graph=False to run eagerly")
+        ``use_graph=True`` is SINGA's graph mode: the first call of the model in each mode
+        (``train_one_batch`` in training, ``forward`` in eval) with inputs of given shapes runs
+        eagerly and is captured; later calls replay it without the tape (see
+        :func:`autograd.capture` and docs/graph_mode.md). ``sequential`` is accepted: a replay
+        always runs the operations in the order they were captured."""
+        self.graph(use_graph, sequential)
         was_training = self.training
         self.train(False)
         try:
@@ -61,6 +65,16 @@ class Model(Layer):
         self.compiled = True
         self.train(is_train)
 
+    def graph(self, mode=True, sequential=False):
+        """SINGA's switch for graph mode: on, later calls are captured and replayed (see
+        :meth:`compile`); off, they run eagerly. ``sequential`` is accepted (replays always
+        run in the captured order)."""
+        self.sequential = bool(sequential)
+        self.graph_step = capture(self._run_one_call, on_refusal=self._graph_refusal) \
+            if mode else None
+
+    _graph_refusal = "raise"     # what a step graph mode cannot replay does (see capture())
+
     def train_one_batch(self, *args, **kwargs):
         """Forward, loss and ``self.optimizer(loss)`` for one batch: override it."""
         raise NotImplementedError(
@@ -68,6 +82,11 @@ class Model(Layer):
             "training mode (or call model.eval() to run forward)")
 
     def __call__(self, *args, **kwargs):
+        if self.graph_step is not None:
+            return self.graph_step(*args, **kwargs)
+        return self._run_one_call(*args, **kwargs)
+
+    def _run_one_call(self, *args, **kwargs):
         if self.training:
             return self.train_one_batch(*args, **kwargs)
         return self.forward(*args, **kwargs)

@@ -87,11 +87,6 @@ def test_save_and_load_states_resume_exactly(tmp_path):
         np.testing.assert_array_equal(a.to_numpy(), b.to_numpy(), err_msg=name)
 
 
-def test_use_graph_is_reported_as_not_implemented():
-    with pytest.raises(NotImplementedError, match="use_graph"):
-        TwoLayer().compile([batch()[0]], use_graph=True)
-
-
 def test_train_one_batch_must_be_defined():
     class ForwardOnly(Model):
         def forward(self, x):

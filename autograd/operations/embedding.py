@@ -17,21 +17,20 @@ __all__ = ["embedding"]
 
 
 class Embedding(Operation):
-    """y[..., :] = W[ids[...], :]; ids any shape, W (V, D), y ids.shape + (D,).
-    dW[v] = sum of dy[...] over the positions where ids == v (repeated ids accumulate)"""
+    """y[..., :] = W[ids[...], :]; W (V, D), ids any shape (integers, no gradient), y
+    ids.shape + (D,).   dW[v] = sum of dy[...] over the positions where ids == v"""
 
-    def __init__(self, ids):
-        self.ids = ids
-
-    def forward(self, W):
+    def forward(self, W, ids):
+        self.save_for_backward(ids)
         self.table_shape = W.shape
-        return W[self.ids]
+        return W[ids]
 
     def backward(self, dy):
+        (ids,) = self.saved
         xp = get_array_module(dy)
         dW = xp.zeros(self.table_shape, dy.dtype)
-        scatter_add(dW, self.ids.reshape(-1), dy.reshape(-1, self.table_shape[1]))
-        return dW
+        scatter_add(dW, ids.reshape(-1), dy.reshape(-1, self.table_shape[1]))
+        return dW, None
 
 
 def embedding(ids, W):
@@ -50,7 +49,8 @@ def embedding(ids, W):
         raise ValueError(f"embedding: expected W of shape (num_embeddings, dim), got "
                          f"{tuple(W.shape)}")
     xp = W.device.xp
-    if hasattr(ids, "creator"):                      # an int Tensor: must share W's device
+    ids_tensor = ids if hasattr(ids, "creator") else None
+    if ids_tensor is not None:                       # an int Tensor: must share W's device
         if ids.device is not W.device:
             raise TypeError(f"embedding: ids are on {ids.device} but W is on {W.device}; move "
                             "one with to_device()")
@@ -64,7 +64,10 @@ def embedding(ids, W):
     if bad is not None:
         raise ValueError(f"embedding: ids must be in [0, {vocabulary}) for W of shape "
                          f"{tuple(W.shape)}, got {bad}")
-    if get_array_module(ids) is not xp:
-        with W.device.activate():
-            ids = xp.asarray(ids)
-    return Embedding(ids)(W)
+    if ids_tensor is None or ids_tensor.dtype.kind not in "iu":
+        if get_array_module(ids) is not xp:
+            with W.device.activate():
+                ids = xp.asarray(ids)
+        ids_tensor = W.new_output(ids)
+    # the ids are an input, not an attribute, so that a captured step replays new ids
+    return Embedding()(W, ids_tensor)

@@ -29,6 +29,8 @@ class BatchNorm(Operation):
     g = dy * scale: dx = invstd * (g - mean(g) - xhat * mean(g * xhat)) in training,
     invstd * g in eval; dscale = sum(dy * xhat), dbias = sum(dy)"""
 
+    replay_keeps = ("running_mean", "running_var")   # updated in place: graph mode keeps them
+
     def __init__(self, eps, training, momentum, running_mean, running_var):
         self.eps, self.training, self.momentum = eps, training, momentum
         self.running_mean, self.running_var = running_mean, running_var

@@ -2,12 +2,14 @@
 import numpy as np
 
 from ..device import cpu, device_of_array, get_array_module
+from ..graph import replayable
 from ..tensor import Tensor
 from .schedules import _positive
 
 __all__ = ["clip_grad_norm"]
 
 
+@replayable       # raw array maths on the gradients: graph mode records it as one call
 def clip_grad_norm(pairs, max_norm, epsilon=1e-6):
     """Scale every gradient by ``min(1, max_norm / (norm + epsilon))``, where ``norm`` is the
     L2 norm of all the gradients together; returns ``(clipped_pairs, norm)``.

@@ -1,16 +1,15 @@
 """What a SINGA program sees under ``python -m autograd.singa`` that plain autograd does not
 give: only the spellings that would be wrong (or meaningless) as autograd's own behaviour.
 
-- ``singa.model.Model`` runs SINGA's buffered graph mode eagerly, with a warning, where
-  ``autograd.Model.compile(use_graph=True)`` refuses (SINGA's drivers ask for the graph by
-  default, and the program should still run).
+- ``singa.model.Model`` runs a step that graph mode cannot replay eagerly, with a warning,
+  where ``autograd.Model`` raises CaptureError (SINGA's drivers ask for the graph by default,
+  and the program should still run).
 - ``singa.tensor.to_numpy`` gives a scalar as shape (1,): SINGA has no 0-d tensors, so its
   programs read a loss as ``tensor.to_numpy(loss)[0]``. ``singa.tensor.float16`` exists so
   that SINGA's dtype tables build (half precision is untested here).
 - ``singa.device.create_cuda_gpu*`` give the CPU when the run asked for it (``--cpu``).
 """
 import sys
-import warnings
 
 import numpy as np
 
@@ -27,28 +26,11 @@ class _Settings:
 
 settings = _Settings()
 
-GRAPH_WARNING = ("autograd.singa: SINGA's buffered graph mode is not implemented; the model "
-                 "runs eagerly (same results, no graph speed-up)")
-
-
 class Model(_model.Model):
-    """``autograd.Model`` as a SINGA program subclasses it: ``compile(use_graph=True)`` and
-    ``graph(True)`` warn and run eagerly instead of raising."""
+    """``autograd.Model`` as a SINGA program subclasses it: in graph mode, a step that cannot
+    be replayed warns and runs eagerly instead of raising."""
 
-    graph_mode = False
-    sequential = False
-
-    def compile(self, inputs, is_train=True, use_graph=False, sequential=False):
-        if use_graph:
-            warnings.warn(GRAPH_WARNING, RuntimeWarning, stacklevel=2)
-        self.sequential = bool(sequential)
-        super().compile(inputs, is_train=is_train, use_graph=False, sequential=sequential)
-
-    def graph(self, mode=True, sequential=False):
-        """SINGA's switch for buffered graph execution: accepted, always eager here."""
-        if mode:
-            warnings.warn(GRAPH_WARNING, RuntimeWarning, stacklevel=2)
-        self.sequential = bool(sequential)
+    _graph_refusal = "eager"
 
 
 def to_numpy(tensor):

@@ -1,0 +1,416 @@
+"""Recording a step while it runs eagerly once: what graph mode sees, and what it refuses.
+
+While a :class:`Recorder` is active (one at a time, process-wide, like the ONNX exporter's
+trace), these class attributes are swapped for recording versions and restored afterwards:
+
+- ``Operation.__call__``: each forward, with the arrays it read and returned; each recorded
+  op's ``backward`` is wrapped on the instance, so the walk's calls are seen too;
+- ``graph.accumulate``: the gradient sums of the backward walk;
+- ``Optimizer._apply`` and ``Optimizer.step``: the updates and the step counter;
+- the Tensor methods that read a value on the host (``item``, ``to_numpy``, ``bool`` ...) or
+  write one in place (``+=``, ``copy_from_numpy``, ``gaussian`` ...): refused inside the step,
+  since a replay would not run them.
+
+Every array a recorded call reads is named: a register (computed by an earlier call), an input
+buffer, a parameter's or buffer's array (kept, and checked to be the same array before each
+replay), or a constant (a zero or one the walk made, a Tensor the step created from fixed data).
+Calls inside a recorded call (the ops an optimizer or an Operation uses internally) are part of
+it and not recorded again.
+"""
+import types
+
+import numpy as np
+
+from .. import graph
+from ..device import get_array_module
+from ..operations.base import Operation
+from ..opt.base import Optimizer
+from ..tensor import Tensor
+from .program import ProgramBuilder, unpacking
+
+__all__ = ["CaptureError", "Recorder"]
+
+
+class CaptureError(RuntimeError):
+    """A step that graph mode cannot replay faithfully, or a replay whose guard failed."""
+
+
+# Tensor methods that read a value on the host: the step's Python would branch on, print or
+# copy a value that a replay never recomputes.
+_HOST_READS = ("item", "to_numpy", "numpy", "tolist", "__bool__", "__array__", "__float__",
+               "__int__", "__index__", "__repr__", "__dlpack__")
+# Tensor methods that write a value in place outside any Operation.
+_IN_PLACE_WRITES = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "copy_data",
+                    "copy_from", "copy_from_numpy", "bernoulli", "gaussian", "uniform",
+                    "set_value")
+
+
+def _is_array(value):
+    return isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy")
+
+
+def _arrays_in(value):
+    if _is_array(value):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if _is_array(v)]
+    return []
+
+
+class Recorder:
+    """Records one eager run of a step into a :class:`ProgramBuilder` (use as a context)."""
+
+    def __init__(self):
+        self.program = ProgramBuilder()
+        self.depth = 0                # > 0 inside a recorded call: nested calls are part of it
+        self.names = {}               # id(array) -> its name in the program
+        self.pinned = []              # every array named, so that no id is reused meanwhile
+        self.kept = set()             # names of input buffers and parameters' arrays
+        self.leaves = []              # (tensor, array): checked unchanged before each replay
+        self.written = set()          # ids of tensors written in place while capturing
+        self.wrapped_ops = []         # ops whose backward is wrapped on the instance
+        self.released = set()         # ops whose saved arrays the program releases
+        self.refusal = None           # why this step cannot be replayed (the first reason)
+        self._restore = []
+
+    def refuse(self, reason):
+        """Note that the step cannot be replayed. The step still runs to its end eagerly, so
+        nothing is left half-updated; the capture then reports the first reason."""
+        if self.refusal is None:
+            self.refusal = reason
+
+    # ------------------------------------------------------------ naming arrays
+    def name_of(self, array, tensor=None):
+        """The program's name for ``array`` (read through ``tensor``, if given)."""
+        name = self.names.get(id(array))
+        if name is not None:
+            return name
+        name = self.program.constant(array)
+        if tensor is not None and tensor.creator is None:
+            if id(tensor) in self.written:
+                self.refuse(
+                    "graph mode: a Tensor written in place inside the step (by gaussian(), "
+                    "uniform(), copy_from_numpy(), +=, ...) is read by an operation; a replay "
+                    "would not write it again. Draw or compute it with an Operation (as "
+                    "dropout does), or do it outside the captured step")
+            self.leaves.append((tensor, array))
+            self.kept.add(name)
+        self._pin(array, name)
+        return name
+
+    def keep(self, array):
+        """Name an input buffer: the same array on every replay, refilled before it."""
+        name = self.program.constant(array)
+        self.kept.add(name)
+        self._pin(array, name)
+        return name
+
+    def produced(self, array):
+        """A new register for ``array``, computed by the call being recorded."""
+        name = self.program.register()
+        self._pin(array, name)
+        return name
+
+    def _pin(self, array, name):
+        self.names[id(array)] = name
+        self.pinned.append(array)
+
+    # ------------------------------------------------------------ what is recorded
+    def record_operation(self, call, op, inputs):
+        """Run ``call(op, *inputs)`` (the real ``Operation.__call__``) and record its forward."""
+        self._check_held_arrays(op)
+        seen = []
+        bound_forward = op.forward
+
+        def forward(*arrays):
+            result = bound_forward(*arrays)
+            seen.append((arrays, result))
+            return result
+
+        op.forward = forward
+        self.depth += 1
+        try:
+            outputs = call(op, *inputs)
+        finally:
+            self.depth -= 1
+            del op.forward
+        arrays, result = seen[0]
+        reads = [self.name_of(a, t) for a, t in zip(arrays, inputs)]
+        held = outputs if type(outputs) is tuple else (outputs,)
+        targets = [self.produced(t.data) for t in held]
+        converts = any(t.data is not r for t, r in
+                       zip(held, result if type(result) is tuple else (result,)))
+        expression = f"{self.program.constant(bound_forward)}({', '.join(reads)})"
+        if converts:
+            expression = f"as_arrays({expression})"
+        self.program.emit(unpacking(targets) if type(result) is tuple else targets,
+                          expression, reads)
+        if op.input_edges is not None:
+            self._wrap_backward(op)
+        return outputs
+
+    def _check_held_arrays(self, op):
+        """An op that holds an array it was given at construction would replay on that same
+        array: fine for an input buffer, a parameter's array or state it updates in place
+        (``replay_keeps``), wrong for anything computed in the step."""
+        keeps = getattr(op, "replay_keeps", ())
+        for attribute, value in vars(op).items():
+            if attribute in keeps or attribute == "saved":
+                continue
+            for array in _arrays_in(value):
+                if self.names.get(id(array)) in self.kept:
+                    continue
+                self.refuse(
+                    f"graph mode: {type(op).__name__} holds an array in .{attribute} that it "
+                    "did not get as an input, so a replay would reuse this step's value; pass "
+                    "it to the Operation as a Tensor input (or, for state the op updates in "
+                    "place, list the attribute in its class's replay_keeps)")
+
+    def _wrap_backward(self, op):
+        bound_backward = op.backward
+        recorder = self
+
+        def backward(*grads):
+            reads = [recorder.name_of(g) for g in grads]
+            result = bound_backward(*grads)
+            items = result if isinstance(result, (tuple, list)) else (result,)
+            targets = [None if g is None else recorder.produced(g) for g in items]
+            expression = f"{recorder.program.constant(bound_backward)}({', '.join(reads)})"
+            recorder.program.emit(unpacking(targets) if items is result else targets,
+                                  expression, reads)
+            recorder.program.emit(None, f"{recorder.program.constant(op)}.saved = ()", ())
+            recorder.released.add(id(op))
+            return result
+
+        op.backward = backward
+        self.wrapped_ops.append(op)
+
+    def record_sum(self, total, gradient):
+        result = total + gradient
+        reads = [self.name_of(total), self.name_of(gradient)]
+        self.program.emit([self.produced(result)], f"{reads[0]} + {reads[1]}", reads)
+        return result
+
+    def record_update(self, apply, optimizer, param, grad, state):
+        name = self.names.get(id(grad))
+        if (name is None or not name.startswith("r")) and bool(grad.any()):
+            self.refuse(
+                f"graph mode: {type(optimizer).__name__} got a gradient for "
+                f"{param.name or 'a parameter'} that no recorded call computed (it was made "
+                "from .data outside any Operation); a replay would reuse this step's value. "
+                "Compute it with Operations, or decorate the function that makes it with "
+                "autograd.replayable")
+        grad_name = self.name_of(grad)
+        param_name = self.program.constant(param)
+        self.leaves.append((param, param.data))
+        bound_apply = self.program.constant(types.MethodType(apply, optimizer))
+        state_for = self.program.constant(optimizer._state_for)
+        self.program.emit(None, f"{bound_apply}({param_name}, {grad_name}, "
+                                f"{state_for}({param_name}))", (grad_name,))
+        self.depth += 1
+        try:
+            return apply(optimizer, param, grad, state)
+        finally:
+            self.depth -= 1
+
+    def record_call(self, function, args, kwargs):
+        """A :func:`replayable` function's call, as one line of the program."""
+        from .structure import flatten
+        args = tuple(list(a) if isinstance(a, types.GeneratorType) else a for a in args)
+        leaves, rebuild = flatten((args, kwargs))
+        reads, passed = [], []
+        for leaf in leaves:
+            if isinstance(leaf, Tensor) and leaf.stores_grad:
+                passed.append(self.program.constant(leaf))
+                self.leaves.append((leaf, leaf.data))
+            elif isinstance(leaf, Tensor) or _is_array(leaf):
+                name = self.name_of(leaf.data if isinstance(leaf, Tensor) else leaf, leaf
+                                    if isinstance(leaf, Tensor) else None)
+                reads.append(name)
+                passed.append(name)
+            else:
+                passed.append(self.program.constant(leaf))
+        self.depth += 1
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            self.depth -= 1
+        outputs, rebuild_result = flatten(result)
+        targets = [self.produced(o.data if isinstance(o, Tensor) else o)
+                   if isinstance(o, Tensor) or _is_array(o) else None for o in outputs]
+        call = self.program.constant(_ReplayedCall(function, leaves, rebuild, outputs))
+        self.program.emit(unpacking(targets), f"{call}({', '.join(passed)})", reads)
+        return result
+
+    # ------------------------------------------------------------ switching the hooks on
+    def __enter__(self):
+        if graph.config.recorder is not None:
+            raise CaptureError("graph mode: a step is already being captured (captures do "
+                               "not nest)")
+        graph.config.recorder = self
+        try:
+            self._install()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        for owner, attribute, original in reversed(self._restore):
+            if original is _ABSENT:
+                delattr(owner, attribute)
+            else:
+                setattr(owner, attribute, original)
+        self._restore.clear()
+        for op in self.wrapped_ops:
+            vars(op).pop("backward", None)
+        graph.config.recorder = None
+        return False
+
+    def _swap(self, owner, attribute, replacement):
+        self._restore.append((owner, attribute, owner.__dict__.get(attribute, _ABSENT)))
+        setattr(owner, attribute, replacement)
+
+    def _install(self):
+        recorder = self
+        call = Operation.__call__
+
+        def recording_call(op, *inputs):
+            if recorder.depth:
+                return call(op, *inputs)
+            return recorder.record_operation(call, op, inputs)
+
+        self._swap(Operation, "__call__", recording_call)
+        accumulate = graph.accumulate
+
+        def recording_accumulate(total, gradient):
+            if recorder.depth or total is None or gradient is None:
+                return accumulate(total, gradient)
+            return recorder.record_sum(total, gradient)
+
+        self._swap(graph, "accumulate", recording_accumulate)
+        apply, step = Optimizer._apply, Optimizer.step
+
+        def recording_apply(optimizer, param, grad, state):
+            if recorder.depth:
+                return apply(optimizer, param, grad, state)
+            return recorder.record_update(apply, optimizer, param, grad, state)
+
+        def recording_step(optimizer):
+            if not recorder.depth:
+                recorder.program.emit(
+                    None, f"{recorder.program.constant(optimizer.step)}()", ())
+            return step(optimizer)
+
+        self._swap(Optimizer, "_apply", recording_apply)
+        self._swap(Optimizer, "step", recording_step)
+        self._refuse_distributed()
+        self._record_tensor_copies()
+        for name in _HOST_READS:
+            self._guard_tensor_method(name, self._host_read_refused)
+        for name in _IN_PLACE_WRITES:
+            self._guard_tensor_method(name, self._in_place_write)
+
+    def _record_tensor_copies(self):
+        """``Tensor(data=x)`` inside the step copies ``x``: when ``x`` is a value of the step
+        (an input, a computed array), the copy becomes a line of the program."""
+        recorder = self
+        init = Tensor.__init__
+
+        def recording_init(tensor, shape=None, data=None, *args, **kwargs):
+            init(tensor, shape, data, *args, **kwargs)
+            source = data.data if isinstance(data, Tensor) else data
+            name = recorder.names.get(id(source)) if source is not None else None
+            if name is not None and not recorder.depth:
+                copy = _Copy(tensor.data.dtype, get_array_module(tensor.data))
+                if get_array_module(source) is not copy.xp:
+                    recorder.refuse("graph mode: Tensor(data=...) moves a value of the step to "
+                                    "another device; do that outside the step")
+                    return
+                recorder.program.emit([recorder.produced(tensor.data)],
+                                      f"{recorder.program.constant(copy)}({name})", (name,))
+
+        self._swap(Tensor, "__init__", recording_init)
+
+    def _refuse_distributed(self):
+        import sys
+        distributed = sys.modules.get("autograd.opt.distributed")
+        if distributed is None:
+            return
+
+        apply = distributed.DistOpt._apply
+        recorder = self
+
+        def refused(optimizer, *args, **kwargs):
+            recorder.refuse("graph mode: DistOpt (distributed training) cannot be captured "
+                            "yet; run distributed steps eagerly (use_graph=False)")
+            recorder.depth += 1
+            try:
+                return apply(optimizer, *args, **kwargs)
+            finally:
+                recorder.depth -= 1
+
+        self._swap(distributed.DistOpt, "_apply", refused)
+
+    def _guard_tensor_method(self, name, check):
+        original = getattr(Tensor, name, None)
+        if original is None:
+            return
+        recorder = self
+
+        def guarded(tensor, *args, **kwargs):
+            if not recorder.depth:
+                check(tensor, name)
+            return original(tensor, *args, **kwargs)
+
+        guarded.__name__ = name
+        self._swap(Tensor, name, guarded)
+
+    def _host_read_refused(self, tensor, name):
+        self.refuse(
+            f"graph mode: Tensor.{name} reads a value on the host inside the captured step, "
+            "and a replay would not read it again (Python that branches on, prints or copies "
+            "a value runs only at capture); return the Tensor from the step and read it "
+            "after the call, or run this step eagerly")
+
+    def _in_place_write(self, tensor, name):
+        if id(tensor.data) in self.names:
+            self.refuse(
+                f"graph mode: Tensor.{name} writes in place into a Tensor the step already "
+                "used, outside any Operation, and a replay would not write it again; use "
+                "an Operation, or do it outside the captured step")
+        if not tensor.stores_grad:        # a parameter being initialised lazily is fine
+            self.written.add(id(tensor))
+            self.pinned.append(tensor)
+
+
+_ABSENT = object()
+
+
+class _Copy:
+    """``Tensor(data=a)``'s copy of a step's array, as a replay makes it."""
+
+    def __init__(self, dtype, xp):
+        self.dtype, self.xp = dtype, xp
+
+    def __call__(self, array):
+        return self.xp.array(array, dtype=self.dtype, copy=True)
+
+
+class _ReplayedCall:
+    """A :func:`replayable` call as the program runs it: arrays in, arrays out."""
+
+    def __init__(self, function, leaves, rebuild, outputs):
+        self.function, self.rebuild = function, rebuild
+        self.kinds = [(type(leaf), leaf.device) if isinstance(leaf, Tensor) and
+                      not leaf.stores_grad else None for leaf in leaves]
+        self.outputs_are_tensors = [isinstance(o, Tensor) for o in outputs]
+
+    def __call__(self, *values):
+        leaves = [value if kind is None else Tensor.from_operation(value, kind[1])
+                  for value, kind in zip(values, self.kinds)]
+        args, kwargs = self.rebuild(leaves)
+        from .structure import flatten
+        outputs, _ = flatten(self.function(*args, **kwargs))
+        return tuple(o.data if is_tensor else o
+                     for o, is_tensor in zip(outputs, self.outputs_are_tensors))
