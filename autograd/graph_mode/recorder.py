@@ -71,6 +71,7 @@ class Recorder:
         self.wrapped_ops = []         # ops whose backward is wrapped on the instance
         self.released = set()         # ops whose saved arrays the program releases
         self.refusal = None           # why this step cannot be replayed (the first reason)
+        self.yielded = []             # the gradient arrays backward yielded to the step
         self._restore = []
 
     def refuse(self, reason):
@@ -242,6 +243,21 @@ class Recorder:
         self.program.emit(unpacking(targets), f"{call}({', '.join(passed)})", reads)
         return result
 
+    def check_gradients_used(self):
+        """Backward yielded gradients but no recorded call used any: the step updates its
+        parameters by hand (``p.data -= lr * g.data``), which a replay cannot see."""
+        if not self.yielded:
+            return
+        read = set()
+        for _, _, names in self.program.lines:
+            read.update(names)
+        if not any(self.names.get(id(g)) in read for g in self.yielded):
+            self.refuse(
+                "graph mode: backward yielded gradients, but no optimizer update or replayable "
+                "function used any of them (an update written on .data, such as "
+                "p.data -= lr * g.data, runs only at capture); update with an optimizer, or "
+                "decorate the update function with autograd.replayable")
+
     # ------------------------------------------------------------ switching the hooks on
     def __enter__(self):
         if graph.config.recorder is not None:
@@ -289,6 +305,15 @@ class Recorder:
             return recorder.record_sum(total, gradient)
 
         self._swap(graph, "accumulate", recording_accumulate)
+        walk = graph._walk
+
+        def recording_walk(*args):
+            for param, grad in walk(*args):
+                if not recorder.depth:
+                    recorder.yielded.append(grad.data)
+                yield param, grad
+
+        self._swap(graph, "_walk", recording_walk)
         apply, step = Optimizer._apply, Optimizer.step
 
         def recording_apply(optimizer, param, grad, state):

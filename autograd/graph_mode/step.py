@@ -160,6 +160,7 @@ class _Recording:
                 buffered.append(self._buffer(recorder, position, leaf))
             args, kwargs = rebuild(buffered)
             result = function(*args, **kwargs)
+            recorder.check_gradients_used()
             outputs, self.rebuild_result = flatten(result)
             self.results = []
             names = []
