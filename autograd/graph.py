@@ -24,7 +24,7 @@ from .device import get_array_module
 _ndarray = np.ndarray
 
 __all__ = ["backward", "gradients", "no_grad", "enable_grad", "is_recording", "set_debug",
-           "replayable"]
+           "replayable", "not_replayable"]
 
 # `autograd.training` is a plain attribute of the package (set in autograd/__init__.py) and the
 # only copy of the flag: operations and layers read it there, live, so that SINGA's
@@ -146,6 +146,15 @@ def replayable(function):
             return function(*args, **kwargs)
         return recorder.record_call(function, args, kwargs)
     return wrapper
+
+
+def not_replayable(reason):
+    """Called by code whose result graph mode could not replay faithfully (an output shape
+    that depends on values, such as nonzero or a boolean mask): a step being captured now is
+    refused with ``reason``; otherwise nothing happens."""
+    recorder = config.recorder
+    if recorder is not None and not recorder.depth:
+        recorder.refuse(f"graph mode: {reason}; a replay would keep the captured shape")
 
 
 def _describe(op):

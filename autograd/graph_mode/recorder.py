@@ -49,6 +49,12 @@ def _is_array(value):
     return isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy")
 
 
+def _is_plain(value):
+    if isinstance(value, (tuple, list)):
+        return all(_is_plain(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str, np.number))
+
+
 def _arrays_in(value):
     if _is_array(value):
         return [value]
@@ -66,12 +72,14 @@ class Recorder:
         self.names = {}               # id(array) -> its name in the program
         self.pinned = []              # every array named, so that no id is reused meanwhile
         self.kept = set()             # names of input buffers and parameters' arrays
+        self.buffers = set()          # names of input buffers
         self.leaves = []              # (tensor, array): checked unchanged before each replay
         self.written = set()          # ids of tensors written in place while capturing
         self.wrapped_ops = []         # ops whose backward is wrapped on the instance
         self.released = set()         # ops whose saved arrays the program releases
         self.refusal = None           # why this step cannot be replayed (the first reason)
         self.yielded = []             # the gradient arrays backward yielded to the step
+        self.op_settings = []         # (op class name, its plain settings) in call order
         self._restore = []
 
     def refuse(self, reason):
@@ -103,6 +111,7 @@ class Recorder:
         """Name an input buffer: the same array on every replay, refilled before it."""
         name = self.program.constant(array)
         self.kept.add(name)
+        self.buffers.add(name)
         self._pin(array, name)
         return name
 
@@ -150,11 +159,21 @@ class Recorder:
             self._wrap_backward(op)
         return outputs
 
+    def fingerprint(self):
+        """What two recordings of alike calls must share: their lines, their constant arrays
+        (the same array, such as a parameter's, or equal values), and each op's plain
+        settings (numbers, strings, tuples of them)."""
+        constants = {name: value for name, value in self.program.namespace.items()
+                     if name not in self.buffers and _is_array(value)}
+        return list(self.program.lines), constants, self.op_settings
+
     def _check_held_arrays(self, op):
         """An op that holds an array it was given at construction would replay on that same
         array: fine for an input buffer, a parameter's array or state it updates in place
         (``replay_keeps``), wrong for anything computed in the step."""
         keeps = getattr(op, "replay_keeps", ())
+        self.op_settings.append((type(op).__name__, {
+            attribute: value for attribute, value in vars(op).items() if _is_plain(value)}))
         for attribute, value in vars(op).items():
             if attribute in keeps or attribute == "saved":
                 continue
@@ -243,12 +262,13 @@ class Recorder:
         self.program.emit(unpacking(targets), f"{call}({', '.join(passed)})", reads)
         return result
 
-    def check_gradients_used(self):
-        """Backward yielded gradients but no recorded call used any: the step updates its
-        parameters by hand (``p.data -= lr * g.data``), which a replay cannot see."""
+    def check_gradients_used(self, results):
+        """Backward yielded gradients but no recorded call used any and the step returned
+        none: it updates its parameters by hand (``p.data -= lr * g.data``), which a replay
+        cannot see. ``results`` names what the step returns."""
         if not self.yielded:
             return
-        read = set()
+        read = set(results)
         for _, _, names in self.program.lines:
             read.update(names)
         if not any(self.names.get(id(g)) in read for g in self.yielded):

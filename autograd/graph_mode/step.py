@@ -14,9 +14,10 @@ __all__ = ["CapturedStep", "capture"]
 def capture(function=None, *, max_captures=4, recapture=True, on_refusal="raise"):
     """Graph mode for a plain function: ``step = capture(train_step)`` (or ``@capture``).
 
-    The first call runs ``function`` eagerly and records it; later calls with inputs of the
-    same shapes and dtypes, in the same training/recording mode, replay the recording on the
-    new inputs without the tape. Other inputs (a last, smaller batch; eval mode) are captured
+    The first two calls run ``function`` eagerly and record it (the second recording is
+    compared with the first: what changed outside any Operation is found there); later calls
+    with inputs of the same shapes and dtypes, in the same training/recording mode, replay the
+    recording on the new inputs without the tape. Other inputs (a last, smaller batch; eval mode) are captured
     too, up to ``max_captures`` kept at once; with ``recapture=False`` they raise
     :class:`CaptureError` instead.
 
@@ -35,8 +36,8 @@ def capture(function=None, *, max_captures=4, recapture=True, on_refusal="raise"
     ...     sgd(loss)
     ...     return loss
     >>> x = autograd.Tensor(data=np.ones((3, 2), np.float32))
-    >>> [round(step(x).item(), 4) for _ in range(3)]      # capture, then two replays
-    [9.0, 7.2, 5.4]
+    >>> [round(step(x).item(), 4) for _ in range(4)]    # two recorded calls, two replays
+    [9.0, 7.2, 5.4, 3.6]
     >>> step.replays
     2
     """
@@ -67,6 +68,7 @@ class CapturedStep:
         self.max_captures = int(max_captures)
         self.recapture = bool(recapture)
         self._recordings = OrderedDict()       # key -> _Recording, oldest first
+        self._first_calls = {}                 # key -> the recording of its first call
         self.captures = 0
         self.replays = 0
 
@@ -81,12 +83,21 @@ class CapturedStep:
             self._recordings.move_to_end(key)
             self.replays += 1
             return recording.replay(leaves)
-        if self._recordings and not self.recapture and recording is None:
-            expected = next(reversed(self._recordings))
+        known = list(self._recordings) + list(self._first_calls)
+        if known and not self.recapture and key not in known:
+            expected = known[-1]
             raise CaptureError(f"capture: the step was captured for {_describe(expected)} and "
                                f"now gets {_describe(key)}; recapture=False forbids a new "
                                "capture")
         recording, result = _Recording.record(self.function, leaves, rebuild)
+        first = self._first_calls.pop(key, None)
+        if recording.refusal is None and first is None:
+            # The first call of these inputs: the second is recorded too and compared with
+            # it, which finds what changes from batch to batch outside any Operation.
+            self._first_calls[key] = recording
+            return result
+        if recording.refusal is None:
+            recording.refusal = first.differs_from(recording)
         if recording.refusal is not None:
             reason = (f"{recording.refusal} (this call ran eagerly to its end; "
                       f"{getattr(self.function, '__qualname__', 'the step')} cannot be replayed)")
@@ -110,8 +121,9 @@ class CapturedStep:
         return next(reversed(self._recordings.values())).source
 
     def reset(self):
-        """Forget every capture; the next call captures again."""
+        """Forget every capture; the next calls capture again."""
         self._recordings.clear()
+        self._first_calls.clear()
 
 
 def _key(leaves):
@@ -138,6 +150,12 @@ def _key(leaves):
     return (bool(graph.package.training), graph.is_recording(), tuple(parts))
 
 
+def _same_array(a, b):
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(get_array_module(a).array_equal(a, b, equal_nan=True))
+
+
 def _describe(key):
     training, recording, parts = key
     inputs = ", ".join(f"{p[0]} {p[1]} {p[2]}" if p[0] in ("tensor", "array") else
@@ -160,7 +178,6 @@ class _Recording:
                 buffered.append(self._buffer(recorder, position, leaf))
             args, kwargs = rebuild(buffered)
             result = function(*args, **kwargs)
-            recorder.check_gradients_used()
             outputs, self.rebuild_result = flatten(result)
             self.results = []
             names = []
@@ -174,7 +191,9 @@ class _Recording:
                                         if isinstance(output, Tensor) else ("array", None))
                 else:
                     self.results.append(("same", output))
+            recorder.check_gradients_used(names)
         self.refusal = recorder.refusal
+        self.fingerprint = recorder.fingerprint()
         if self.refusal is not None:
             return self, result
         self.replay_program, self.source = recorder.program.build(names)
@@ -198,6 +217,30 @@ class _Recording:
             self.buffers.append((position, buffer))
             return buffer
         return leaf
+
+    def differs_from(self, other):
+        """Why the recordings of two calls with alike inputs differ (None if they do not)."""
+        lines, constants, settings = self.fingerprint
+        other_lines, other_constants, other_settings = other.fingerprint
+        if lines != other_lines:
+            return ("graph mode: the step ran different operations on its first two calls "
+                    "(Python control flow that depends on the data, or on something other than "
+                    "the inputs' shapes)")
+        for name, array in constants.items():
+            if array is not other_constants[name] and not _same_array(array,
+                                                                      other_constants[name]):
+                return ("graph mode: an array the step computed outside any Operation (with "
+                        "NumPy, or from .data) changed between its first two calls, and a "
+                        f"replay would keep the first value (shape {tuple(array.shape)}, "
+                        f"{array.dtype}); compute it with Operations, or pass it as an input")
+        for (op_name, values), (_, other_values) in zip(settings, other_settings):
+            for attribute, value in values.items():
+                if other_values.get(attribute) != value:
+                    return (f"graph mode: {op_name}.{attribute} was {value!r} on the first call "
+                            f"and {other_values.get(attribute)!r} on the second (a setting "
+                            "computed from the data on the host), and a replay would keep the "
+                            "second")
+        return None
 
     def still_valid(self):
         """False when a parameter or buffer the program reads was given a new array (moved to

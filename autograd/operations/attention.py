@@ -20,6 +20,7 @@ import numpy as np
 from ..device import get_array_module
 from ..graph import config
 from .base import Operation
+from .conversion import cast
 from .utils import unbroadcast, check_tensor
 
 __all__ = ["scaled_dot_product_attention", "masked_fill", "triu", "tril"]
@@ -35,16 +36,17 @@ class ScaledDotProductAttention(Operation):
     there is one); backward makes one (Tq, Tk) temporary, G, and turns it into dS in place,
     because rowsum(P * G) equals rowsum(dy * y) (y is P_dropped v)."""
 
-    def __init__(self, scale, keep, additive, causal, dropout, generator):
-        self.scale, self.keep, self.additive = scale, keep, additive
+    def __init__(self, scale, mask_kind, causal, dropout, generator):
+        self.scale, self.mask_kind = scale, mask_kind      # mask_kind: None, "keep", "add"
         self.causal, self.dropout, self.generator = causal, dropout, generator
 
-    def forward(self, q, k, v):
+    def forward(self, q, k, v, *mask):
         xp = get_array_module(q)
         scores = (q * q.dtype.type(self.scale)) @ k.swapaxes(-1, -2)
-        if self.additive is not None:
-            scores += self.additive
-        keep = self.keep
+        masked = self.mask_kind is not None
+        if self.mask_kind == "add":
+            scores += mask[0]
+        keep = mask[0] if self.mask_kind == "keep" else None
         if self.causal:
             tq, tk = scores.shape[-2:]
             causal = xp.tri(tq, tk, dtype=bool)
@@ -52,13 +54,13 @@ class ScaledDotProductAttention(Operation):
         if keep is not None:
             xp.copyto(scores, -xp.inf, where=~keep)
         peak = scores.max(axis=-1, keepdims=True)
-        if self.keep is not None or self.additive is not None:
+        if masked:
             # a row with every key masked: its probabilities (and output) are 0, not NaN
             peak[~xp.isfinite(peak)] = 0
         scores -= peak
         probabilities = xp.exp(scores, out=scores)
         total = probabilities.sum(axis=-1, keepdims=True)
-        if self.keep is not None or self.additive is not None:
+        if masked:
             total[total == 0] = 1
         probabilities /= total
         dropped = probabilities
@@ -74,13 +76,14 @@ class ScaledDotProductAttention(Operation):
 
     def backward(self, dy):
         q, k, v, probabilities, mask, y = self.saved
-        need_q, need_k, need_v = self.needs_input_grad
+        need_q, need_k, need_v = self.needs_input_grad[:3]
+        no_mask_grad = (None,) * (len(self.needs_input_grad) - 3)
         dv = None
         if need_v:
             dropped = probabilities if mask is None else probabilities * mask
             dv = unbroadcast(dropped.swapaxes(-1, -2) @ dy, v.shape)
         if not (need_q or need_k):
-            return None, None, dv
+            return (None, None, dv) + no_mask_grad
         ds = dy @ v.swapaxes(-1, -2)            # G: the one (Tq, Tk) temporary
         if mask is not None:
             ds *= mask
@@ -94,7 +97,7 @@ class ScaledDotProductAttention(Operation):
         if need_k:
             dk = unbroadcast(ds.swapaxes(-1, -2) @ q, k.shape)
             dk *= scale
-        return dq, dk, dv
+        return (dq, dk, dv) + no_mask_grad
 
 
 def _raw(x):
@@ -146,12 +149,13 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout=0.0, 
         raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout!r}")
     if training is None:
         training = config.training
-    keep = additive = None
+    mask_kind, inputs = None, (q, k, v)
     if mask is not None:
+        mask_tensor = mask if hasattr(mask, "creator") else None
         mask = _raw(mask)
         xp = q.device.xp
         if get_array_module(mask) is not xp:
-            mask = xp.asarray(mask)
+            mask, mask_tensor = xp.asarray(mask), None
         scores_shape = tuple(batch) + (q.shape[-2], k.shape[-2])
         try:
             target = np.broadcast_shapes(mask.shape, scores_shape)
@@ -160,31 +164,34 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout=0.0, 
         if target != scores_shape:
             raise ValueError(f"{name}: mask of shape {tuple(mask.shape)} does not broadcast to "
                              f"the scores {scores_shape}")
-        if mask.dtype == bool:
-            keep = mask
-        elif mask.dtype.kind == "f":
-            additive = mask.astype(q.dtype, copy=False)
-        else:
+        if mask.dtype.kind not in "bf":
             raise TypeError(f"{name}: mask must be boolean (True = attend) or floating "
                             f"(added), got {mask.dtype}")
+        # the mask is an input, not an attribute, so that graph mode replays a new one
+        mask_tensor = q.new_output(mask) if mask_tensor is None else mask_tensor
+        mask_kind = "keep" if mask.dtype == bool else "add"
+        if mask_kind == "add" and mask.dtype != q.dtype:
+            mask_tensor = cast(mask_tensor, q.dtype)
+        inputs = (q, k, v, mask_tensor)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     rate = float(dropout) if training else 0.0
-    return ScaledDotProductAttention(scale, keep, additive, bool(causal), rate,
-                                     q.device.random)(q, k, v)
+    return ScaledDotProductAttention(scale, mask_kind, bool(causal), rate,
+                                     q.device.random)(*inputs)
 
 
 class MaskedFill(Operation):
     """y = value where mask, else x (mask broadcasts to x).   dx = dy where not mask, else 0"""
 
-    def __init__(self, mask, value):
-        self.mask, self.value = mask, value
+    def __init__(self, value):
+        self.value = value
 
-    def forward(self, x):
-        xp = get_array_module(x)
-        return xp.where(self.mask, x.dtype.type(self.value), x)
+    def forward(self, x, mask):
+        self.save_for_backward(mask)
+        return get_array_module(x).where(mask, x.dtype.type(self.value), x)
 
     def backward(self, dy):
-        return get_array_module(dy).where(self.mask, dy.dtype.type(0), dy)
+        (mask,) = self.saved
+        return get_array_module(dy).where(mask, dy.dtype.type(0), dy), None
 
 
 def masked_fill(x, mask, value):
@@ -214,7 +221,8 @@ def masked_fill(x, mask, value):
         mask = xp.asarray(mask)
     if not isinstance(value, numbers.Real):
         raise TypeError(f"masked_fill: value must be a real number, got {type(value).__name__}")
-    return MaskedFill(mask, float(value))(x)
+    # the mask is an input, not an attribute, so that graph mode replays a new one
+    return MaskedFill(float(value))(x, x.new_output(mask))
 
 
 class Triangle(Operation):

@@ -12,6 +12,7 @@ import numpy as np
 
 from .base import Operation
 from ..device import get_array_module
+from ..graph import replayable, not_replayable
 from .utils import constant, check_tensor
 
 __all__ = ["shape", "constant_of_shape", "cast", "onehot", "nonzero"]
@@ -84,6 +85,11 @@ def cast(x, to):
                         f"{to!r}") from None
     if target.kind == "f" and x.dtype.kind == "f":
         return Cast(target)(x)
+    return _cast_outside_graph(x, target)
+
+
+@replayable       # no gradient, so not an Operation; graph mode still replays it
+def _cast_outside_graph(x, target):
     return constant(x.data.astype(target), x)
 
 
@@ -121,6 +127,7 @@ def onehot(axis, indices, depth, values=(0.0, 1.0)):
         return _onehot(axis, indices, depth, values)
 
 
+@replayable       # computed on the arrays, outside the graph; graph mode replays it
 def _onehot(axis, indices, depth, values):
     data, xp = indices.data, indices.device.xp
     if data.dtype.kind not in "iu" and not (data.dtype.kind == "f" and
@@ -146,5 +153,6 @@ def nonzero(x):
     (ONNX NonZero)."""
     if x.ndim == 0:
         raise ValueError("nonzero: expected a tensor of at least 1 dimension, got a scalar")
+    not_replayable("nonzero's result has as many columns as x has nonzero values")
     with x.device.activate():
         return constant(x.device.xp.stack(x.data.nonzero()).astype(np.int64), x)

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..device import get_array_module
+from ..graph import not_replayable
 from .base import Operation
 from .elementwise import _operands
 from .utils import unbroadcast, out_of_range, normalize_axis, scatter_add
@@ -24,26 +25,56 @@ __all__ = ["getitem", "gather", "where", "scatter_elements", "slice"]
 
 class GetItem(Operation):
     """y = x[index] (ints, slices, None, Ellipsis, integer or boolean arrays).   dx = zeros with
-    dy added at index; repeated indices accumulate"""
+    dy added at index; repeated indices accumulate
 
-    def __init__(self, index):
-        self.index = index
+    The arrays inside the index are inputs of the op (after x), not attributes, so that graph
+    mode replays an index computed in the step; ``template`` is the index with them left out.
+    """
 
-    def forward(self, x):
+    def __init__(self, template):
+        self.template = template
+
+    def forward(self, x, *index_arrays):
         self.input_shape, self.input_dtype = x.shape, x.dtype
+        index = _fill(self.template, iter(index_arrays))
+        self.save_for_backward(index)
         try:
-            return get_array_module(x).asarray(x[self.index])
+            return get_array_module(x).asarray(x[index])
         except IndexError as error:
             raise IndexError(f"getitem: {error} (tensor of shape {x.shape})") from None
 
     def backward(self, dy):
+        (index,) = self.saved
         xp = get_array_module(dy)
         dx = xp.zeros(self.input_shape, self.input_dtype)
-        if _is_basic(self.index):
-            dx[self.index] = dy           # a basic index selects each element at most once
+        if _is_basic(index):
+            dx[index] = dy           # a basic index selects each element at most once
         else:
-            scatter_add(dx, self.index, dy)
-        return dx
+            scatter_add(dx, index, dy)
+        return (dx,) + (None,) * (len(self.needs_input_grad) - 1)
+
+
+class _ArrayPart:
+    """Where an array stood in an index (the array itself is an input of GetItem)."""
+
+
+_ARRAY_PART = _ArrayPart()
+
+
+def _split(index, arrays):
+    """``index`` with each array replaced by a marker; the arrays appended to ``arrays``."""
+    if isinstance(index, tuple):
+        return tuple(_split(part, arrays) for part in index)
+    if hasattr(index, "dtype") and hasattr(index, "shape"):
+        arrays.append(index)
+        return _ARRAY_PART
+    return index
+
+
+def _fill(template, arrays):
+    if isinstance(template, tuple):
+        return tuple(_fill(part, arrays) for part in template)
+    return next(arrays) if template is _ARRAY_PART else template
 
 
 def _is_basic(index):
@@ -76,7 +107,12 @@ def getitem(x, index):
     index = _raw_index(index)
     if x.device.kind != "cpu":
         index = _to_device_index(index, x.device)
-    return GetItem(index)(x)
+    arrays = []
+    template = _split(index, arrays)
+    if any(a.dtype == bool for a in arrays):
+        not_replayable("getitem with a boolean mask has as many results as the mask has True "
+                       "values")
+    return GetItem(template)(x, *[x.new_output(a) for a in arrays])
 
 
 def _to_device_index(index, device):
@@ -92,23 +128,26 @@ class Gather(Operation):
     """y = take(x, indices, axis): x (..., n, ...), indices of any shape I, y (..., *I, ...).
     dx = zeros with dy added at the gathered positions along axis; repeats accumulate"""
 
-    def __init__(self, axis, indices):
-        self.axis, self.indices = axis, indices
+    def __init__(self, axis):
+        self.axis = axis
 
-    def forward(self, x):
+    def forward(self, x, indices):
         self.input_shape, self.input_dtype = x.shape, x.dtype
-        return get_array_module(x).take(x, self.indices, axis=self.axis)
+        indices = indices % max(x.shape[self.axis], 1)     # one meaning of negative indices
+        self.save_for_backward(indices)
+        return get_array_module(x).take(x, indices, axis=self.axis)
 
     def backward(self, dy):
+        (indices,) = self.saved
         xp = get_array_module(dy)
         shape, axis = self.input_shape, self.axis
         before, after = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
-        count = self.indices.size
+        count = indices.size
         # Bring the gathered positions to the front so that one scatter along axis 0 does it.
         rows = dy.reshape(before, count, after).transpose(1, 0, 2)
         dx = xp.zeros((shape[axis], before, after), self.input_dtype)
-        scatter_add(dx, self.indices.reshape(count), rows)
-        return dx.transpose(1, 0, 2).reshape(shape)
+        scatter_add(dx, indices.reshape(count), rows)
+        return dx.transpose(1, 0, 2).reshape(shape), None
 
 
 def gather(x, axis, indices):
@@ -137,30 +176,31 @@ def gather(x, axis, indices):
         if bad is not None:
             raise IndexError(f"gather: index {bad} is out of range for axis {axis} of length "
                              f"{length} (shape {tuple(x.shape)})")
-        # one meaning of negative indices for every backend and for backward
-        indices = xp.asarray(indices) % max(length, 1)
-    return Gather(axis, indices)(x)
+        indices = xp.asarray(indices)
+    # the indices are an input, not an attribute, so that graph mode replays new ones
+    return Gather(axis)(x, x.new_output(indices))
 
 
 class Where(Operation):
     """y = x where condition else y, all three broadcast together.   dx = dy where condition,
     dy_other = dy elsewhere, each summed to its input's shape"""
 
-    def __init__(self, condition):
-        self.condition = condition
-
-    def forward(self, x, y):
+    def forward(self, x, y, condition):
         self.shapes = x.shape, y.shape
-        return get_array_module(x).where(self.condition, x, y)
+        if condition.dtype != bool:
+            condition = condition != 0
+        self.save_for_backward(condition)
+        return get_array_module(x).where(condition, x, y)
 
     def backward(self, dy):
+        (condition,) = self.saved
         xp = get_array_module(dy)
         zero = xp.zeros((), dy.dtype)
-        need_x, need_y = self.needs_input_grad
-        return (unbroadcast(xp.where(self.condition, dy, zero), self.shapes[0]) if need_x
+        need_x, need_y = self.needs_input_grad[:2]
+        return (unbroadcast(xp.where(condition, dy, zero), self.shapes[0]) if need_x
                 else None,
-                unbroadcast(xp.where(self.condition, zero, dy), self.shapes[1]) if need_y
-                else None)
+                unbroadcast(xp.where(condition, zero, dy), self.shapes[1]) if need_y
+                else None, None)
 
 
 def where(x, y, condition):
@@ -187,14 +227,13 @@ def where(x, y, condition):
         if condition.dtype.kind not in "biuf":
             raise TypeError(f"where: condition must be bool or numbers, got {condition.dtype} "
                             f"(from {type(condition).__name__})")
-        if condition.dtype != bool:
-            condition = condition != 0
     try:
         np.broadcast_shapes(condition.shape, x.shape, y.shape)
     except ValueError:
         raise ValueError(f"where: cannot broadcast condition {tuple(condition.shape)}, "
                          f"x {tuple(x.shape)} and y {tuple(y.shape)}") from None
-    return Where(condition)(x, y)
+    # the condition is an input, not an attribute, so that graph mode replays a new one
+    return Where()(x, y, x.new_output(condition))
 
 
 class ScatterElements(Operation):

@@ -28,11 +28,15 @@ class TokenCrossEntropy(Operation):
     One pass over the (positions, V) logits builds the probabilities, which are all that
     backward needs (saved once, in place of the shifted logits)."""
 
-    def __init__(self, targets, kept, reduction):
-        self.targets, self.kept, self.reduction = targets, kept, reduction
+    def __init__(self, ignore_index, reduction):
+        self.ignore_index, self.reduction = ignore_index, reduction
 
-    def forward(self, x):
+    def forward(self, x, targets):
         xp = get_array_module(x)
+        flat = targets.reshape(-1)
+        ignored = flat == self.ignore_index
+        self.kept = (~ignored).astype(x.dtype)
+        self.targets = xp.where(ignored, 0, flat)
         vocabulary = x.shape[-1]
         self.logits_shape = x.shape
         rows = x.reshape(-1, vocabulary)
@@ -65,7 +69,7 @@ class TokenCrossEntropy(Operation):
             weight = (dy / self.kept_count).astype(dy.dtype) * self.kept
         dx = probabilities * weight[:, None]
         dx[get_array_module(dx).arange(count), self.targets] -= weight
-        return dx.reshape(self.logits_shape)
+        return dx.reshape(self.logits_shape), None
 
 
 def token_cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
@@ -108,8 +112,8 @@ def token_cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
         raise ValueError(f"{name}: target {bad} is outside [0, {vocabulary}) (ignore_index "
                          f"{ignore_index} aside)")
     xp = logits.device.xp
-    if get_array_module(flat) is not xp:
-        flat, ignored = xp.asarray(flat), xp.asarray(ignored)
-    kept = (~ignored).astype(logits.dtype)
-    safe = xp.where(ignored, 0, flat)
-    return TokenCrossEntropy(safe, kept, reduction)(logits)
+    if get_array_module(targets) is not xp:
+        with logits.device.activate():
+            targets = xp.asarray(targets)
+    # the targets are an input, not an attribute, so that graph mode replays new ones
+    return TokenCrossEntropy(ignore_index, reduction)(logits, logits.new_output(targets))

@@ -95,10 +95,10 @@ def test_a_replayable_function_on_gradients_is_replayed():
             sgd.update(p, g)
 
     captured = autograd.capture(step)
-    for value in (1.0, 2.0, 3.0):
+    for value in (1.0, 2.0, 3.0, 4.0):
         captured(data(value))
     # each step: dW = 0.5 * (3 * value) per row, times lr 0.1
-    np.testing.assert_allclose(w.to_numpy()[:, 0], [1.0 - 0.9, 2.0 - 0.9], rtol=1e-6)
+    np.testing.assert_allclose(w.to_numpy()[:, 0], [1.0 - 1.5, 2.0 - 1.5], rtol=1e-6)
     assert captured.replays == 2
 
 
