@@ -76,7 +76,10 @@ class CapturedStep:
         if graph.config.debug or self.eager_only or graph.config.recorder is not None:
             # debug mode checks every op; inside another capture, that one records the calls
             return self.function(*args, **kwargs)
-        leaves, rebuild = flatten((args, kwargs))
+        if kwargs or any(type(a) in _CONTAINERS for a in args):
+            leaves, rebuild = flatten((args, kwargs))
+        else:                              # the common case: a few Tensors or arrays
+            leaves, rebuild = list(args), _plain_arguments
         key = _key(leaves)
         recording = self._recordings.get(key)
         if recording is not None and recording.still_valid():
@@ -126,6 +129,13 @@ class CapturedStep:
         self._first_calls.clear()
 
 
+_CONTAINERS = (tuple, list, dict)
+
+
+def _plain_arguments(leaves):
+    return leaves, {}
+
+
 def _key(leaves):
     """What a replay must match: each array's shape, dtype and device kind, each Tensor's
     flags, every other argument's value, and the training and recording switches."""
@@ -135,10 +145,10 @@ def _key(leaves):
             if leaf.stores_grad:
                 parts.append(("parameter", id(leaf)))
             else:
-                parts.append(("tensor", leaf.shape, str(leaf.dtype), str(leaf.device),
-                              leaf.requires_grad))
+                data = leaf.data
+                parts.append(("tensor", data.shape, data.dtype, leaf.device, leaf.requires_grad))
         elif _is_array(leaf):
-            parts.append(("array", leaf.shape, str(leaf.dtype), type(leaf).__module__))
+            parts.append(("array", leaf.shape, leaf.dtype, type(leaf)))
         else:
             try:
                 hash(leaf)

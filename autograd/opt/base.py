@@ -72,6 +72,9 @@ class Hyperparameter:
                              f"got {value!r}")
 
 
+_HYPERPARAMETER_NAMES = {}      # class -> its hyperparameter names (read at every step)
+
+
 class Optimizer:
     """``Optimizer(lr)``: the base of every optimizer (SINGA's ``opt.Optimizer``).
 
@@ -123,12 +126,15 @@ class Optimizer:
     @classmethod
     def hyperparameter_names(cls):
         """The names of this optimizer's hyperparameters, base class first."""
-        names = []
-        for klass in reversed(cls.__mro__):
-            for name, value in vars(klass).items():
-                if isinstance(value, Hyperparameter) and name not in names:
-                    names.append(name)
-        return names
+        names = _HYPERPARAMETER_NAMES.get(cls)
+        if names is None:
+            names = []
+            for klass in reversed(cls.__mro__):
+                for name, value in vars(klass).items():
+                    if isinstance(value, Hyperparameter) and name not in names:
+                        names.append(name)
+            _HYPERPARAMETER_NAMES[cls] = names
+        return list(names)
 
     def values(self):
         """``{name: float}``: every hyperparameter evaluated at the current ``step_counter``."""
