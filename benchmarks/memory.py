@@ -9,7 +9,9 @@ import resource
 from . import mlp
 
 NAME = "memory"
-DESCRIPTION = "autograd RSS growth over MLP training steps (after 20 and after 200)"
+DESCRIPTION = ("autograd RSS growth over MLP training steps (after 20 and after 200), and over "
+               "1,000 graph-mode replays of the same step (after 20 and after 1,020)")
+REPLAY_STEPS = (20, 1020)
 TOLERANCE_MB = 2.0      # allocator and interpreter noise; one leaked MLP graph is ~4 MB
 
 
@@ -47,10 +49,11 @@ def _settle():
     return operations, resident_mb()
 
 
-def measure(size):
-    """RSS and live Operation counts after the first and the last of ``size['steps']``."""
+def measure(size, build=None):
+    """RSS and live Operation counts after the first and the last of ``size['steps']`` steps
+    of ``build(size)`` (default: the eager MLP step)."""
     first, last = size["steps"]
-    bench = mlp.build_autograd(size)
+    bench = (build or mlp.build_autograd)(size)
     for _ in range(first):
         bench.step()
     ops_first, rss_first = _settle()

@@ -18,6 +18,12 @@ def sizes(quick):
 
 
 def build_autograd(size, seed=2):
+    return build_autograd_layers(size, seed)
+
+
+def build_autograd_layers(size, seed=2):
+    """The captured step for any ``size`` with ``batch`` and ``layers`` (memory.py uses the
+    big MLP's)."""
     import autograd
     if not hasattr(autograd, "capture"):
         raise Missing("capture")

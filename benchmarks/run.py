@@ -219,6 +219,8 @@ def run_memory(args):
     try:
         result = memory.measure(size)
         result["status"] = "ok"
+        replay_size = dict(size, steps=(5, 60) if args.quick else memory.REPLAY_STEPS)
+        result["replay"] = memory.measure(replay_size, build=mlp_replay.build_autograd_layers)
     except Missing as missing:
         result = {"status": f"missing: {missing}"}
     except Exception as error:                           # noqa: BLE001
@@ -269,6 +271,13 @@ def format_table(results):
                          f"{mem['growth_mb']:+.2f} MiB, live Operations "
                          f"{mem['live_operations'][0]} -> {mem['live_operations'][1]} "
                          f"({verdict})")
+            replay = mem.get("replay")
+            if replay is not None:
+                first, last = replay["steps"]
+                lines.append(f"memory: graph-mode replay RSS {replay['rss_mb'][0]:.1f} MiB after "
+                             f"{first} steps, {replay['rss_mb'][1]:.1f} MiB after {last}: growth "
+                             f"{replay['growth_mb']:+.2f} MiB "
+                             f"({'GROWS' if replay['grows'] else 'flat'})")
         else:
             lines.append(f"memory: {mem['status']}")
     if notes:
