@@ -43,7 +43,10 @@ def live_operations():
 
 def _settle():
     """Live Operations, then RSS after a collection. Counting first matters: the list of all
-    objects that the count builds (a MiB or so) must be allocated before both RSS readings."""
+    objects that the count builds (a MiB or so) must be allocated before both RSS readings.
+    A collection first: a replay program is a reference cycle (a function and its globals),
+    so the Operations of an earlier workload's captured step wait for the collector."""
+    gc.collect()
     operations = live_operations()
     gc.collect()
     return operations, resident_mb()

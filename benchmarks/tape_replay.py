@@ -5,7 +5,7 @@ forward and backward and a local variable per array, no Tensor, tape or graph wa
 import numpy as np
 
 from . import tape
-from .common import Bench, Missing, require, as_numpy
+from .common import Bench, Missing, require, as_numpy, float32_problems
 
 NAME = "tape_replay"
 DESCRIPTION = "the tape chain, captured once and replayed (autograd.capture)"
@@ -39,5 +39,10 @@ def build_autograd(size):
     def run():
         last["y"], last["dx"] = step()
 
-    return Bench(step=run, ops_per_step=OPS_PER_LINK * links,
+    def check():
+        for _ in range(3):                     # two recorded calls, then a replay
+            y, dx = step()
+        return float32_problems({"y": y}, [(x, dx)], {"x": x})
+
+    return Bench(step=run, ops_per_step=OPS_PER_LINK * links, check=check,
                  outcome=lambda: {name: as_numpy(v) for name, v in last.items()})
