@@ -21,8 +21,8 @@ DOCS = "docs/singa.md"
 # SINGA module -> (autograd module, its SINGA-only names) ; None: no autograd module behind it.
 SINGA_MODULES = {
     "singa": (None, {}),
-    "singa.autograd": ("autograd", {}),
-    "singa.layer": ("autograd.layer", {}),
+    "singa.autograd": ("autograd", names.AUTOGRAD),
+    "singa.layer": ("autograd.layer", names.LAYER),
     "singa.model": ("autograd.model", names.MODEL),
     "singa.tensor": ("autograd.tensor", names.TENSOR),
     "singa.opt": ("autograd.opt", {}),
