@@ -25,10 +25,10 @@ SINGA_MODULES = {
     "singa.layer": ("autograd.layer", names.LAYER),
     "singa.model": ("autograd.model", names.MODEL),
     "singa.tensor": ("autograd.tensor", names.TENSOR),
-    "singa.opt": ("autograd.opt", {}),
+    "singa.opt": ("autograd.opt", names.OPT),
     "singa.device": ("autograd.device", names.DEVICE),
     "singa.initializer": ("autograd.initializer", {}),
-    "singa.singa_wrap": (None, {}),
+    "singa.singa_wrap": (None, names.SINGA_WRAP),
 }
 
 # Why a SINGA module has no counterpart, where one sentence helps.

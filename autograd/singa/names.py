@@ -12,6 +12,8 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 - ``singa.autograd``'s loss functions return shape (1,), as SINGA's (its programs read
   ``autograd.softmax_cross_entropy(y, t)[0]``); ``singa.tensor.softmax`` and ``PlaceHolder``
   exist.
+- ``singa.opt.DistOpt`` takes SINGA's constructor arguments; ``singa_wrap.NcclIdHolder`` says
+  that ranks started by multiprocessing are not supported (:mod:`.distributed`).
 """
 import sys
 import warnings
@@ -25,9 +27,11 @@ from ..operations import loss as _loss
 from ..operations.shape import reshape as _reshape
 from ..operations.softmax import softmax as _softmax
 from ..tensor import Tensor as _Tensor
+from . import distributed as _distributed
 from . import layers as _layers
 
-__all__ = ["Model", "MODEL", "TENSOR", "DEVICE", "LAYER", "AUTOGRAD", "settings"]
+__all__ = ["Model", "MODEL", "TENSOR", "DEVICE", "LAYER", "AUTOGRAD", "OPT",
+           "SINGA_WRAP", "settings"]
 
 
 class _Settings:
@@ -129,6 +133,8 @@ def PlaceHolder(shape, device=None, dtype=np.float32):
 MODEL = {"Model": Model}
 TENSOR = {"to_numpy": to_numpy, "float16": np.float16, "softmax": softmax,
           "PlaceHolder": PlaceHolder}
+OPT = {"DistOpt": _distributed.DistOpt}
+SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
 LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM}
 AUTOGRAD = {name: _loss_of_shape_1(getattr(_loss, name)) for name in
             ("softmax_cross_entropy", "cross_entropy", "mse_loss", "binary_cross_entropy")}
