@@ -29,11 +29,11 @@ SINGA_MODULES = {
     "singa.device": ("autograd.device", names.DEVICE),
     "singa.initializer": ("autograd.initializer", {}),
     "singa.singa_wrap": (None, names.SINGA_WRAP),
+    "singa.sonnx": ("autograd.singa.sonnx", {}),
 }
 
 # Why a SINGA module has no counterpart, where one sentence helps.
 MISSING_MODULES = {
-    "singa.sonnx": "ONNX export and import are autograd.onnx, whose API differs from sonnx's",
     "singa.converter": "there is no Caffe converter",
 }
 

@@ -38,8 +38,7 @@ def test_usage_errors(tmp_path):
 
 
 def test_a_program_error_propagates(tmp_path):
-    (tmp_path / "bad.py").write_text("from singa import sonnx\n")
+    (tmp_path / "bad.py").write_text("from singa import converter\n")
     result = run(["bad.py"], cwd=tmp_path)
     assert result.returncode == 1
-    assert "ModuleNotFoundError: singa.sonnx: ONNX export and import are autograd.onnx" \
-        in result.stderr
+    assert "ModuleNotFoundError: singa.converter: there is no Caffe converter" in result.stderr

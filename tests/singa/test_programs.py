@@ -29,6 +29,7 @@ RUNS = {
     "autograd_cnn.py": ("", (8, 4), math.log(4), 0.5),
     # 6 steps of 8 sequences: (steps * batch, vocabulary) logits
     "char_lstm.py": ("", (48, 4), math.log(4), 0.5),
+    "onnx_finetune.py": ("", (8, 4), math.log(4), 0.5),
 }
 
 # the same, run by ``mpiexec -n 2`` (rank 0 prints the world's loss and accuracy)
@@ -57,6 +58,8 @@ def mpi_missing():
 
 @pytest.mark.parametrize("command", sorted(RUNS))
 def test_program_trains_and_evaluates(command):
+    if command.startswith("onnx_"):
+        pytest.importorskip("onnx", reason="the onnx extra is not installed")
     result = run_program(f"{command} {RUNS[command][0]}", "--cpu")
     check_training(command, RUNS[command], result)
 
@@ -84,6 +87,8 @@ def check_training(command, expectations, result):
     # the eval forward learned from the inputs, not only from the label counts
     accuracy = float(re.search(r"eval_accuracy (\S+)", result.stdout).group(1))
     assert accuracy > chance_accuracy, result.stdout
+    if command.startswith("onnx_"):
+        assert "prepare_matches True" in result.stdout, result.stdout
     if command.startswith("train_"):
         # the driver asks for SINGA's graph mode, as train_cnn.py does by default
         assert "graph mode is not implemented; the model runs eagerly" in result.stderr
