@@ -4,7 +4,7 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 - ``singa.model.Model`` runs SINGA's buffered graph mode eagerly, with a warning, where
   ``autograd.Model.compile(use_graph=True)`` refuses (SINGA's drivers ask for the graph by
   default, and the program should still run).
-- ``singa.tensor.to_numpy`` gives a scalar as shape (1,): SINGA has no 0-d tensors, so its
+- ``singa.tensor.to_numpy`` gives a copy, and a scalar as shape (1,): SINGA has no 0-d tensors, so its
   programs read a loss as ``tensor.to_numpy(loss)[0]``. ``singa.tensor.float16`` exists so
   that SINGA's dtype tables build (half precision is untested here).
 - ``singa.device.create_cuda_gpu*`` give the CPU when the run asked for it (``--cpu``).
@@ -66,13 +66,15 @@ class Model(_model.Model):
 
 
 def to_numpy(tensor):
-    """``tensor``'s data as a NumPy array, a scalar as shape (1,) (SINGA has no 0-d tensors).
+    """A copy of ``tensor``'s data as a NumPy array, a scalar as shape (1,) (SINGA has no 0-d
+    tensors). A copy, as SINGA's: its programs keep the results of ``to_numpy`` of one reused
+    Tensor (train_cnn.py's ``reduce_variable``), which must not change with it.
 
     >>> from autograd import Tensor
     >>> to_numpy(Tensor(data=2.5))
     array([2.5], dtype=float32)
     """
-    array = tensor.to_numpy()
+    array = np.array(tensor.to_numpy())
     return array.reshape(1) if array.ndim == 0 else array
 
 
