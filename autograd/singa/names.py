@@ -10,8 +10,8 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 - ``singa.device.create_cuda_gpu*`` give the CPU when the run asked for it (``--cpu``).
 - ``singa.layer.RNN`` / ``LSTM`` return SINGA's ``(list_of_h, h[, c])`` (:mod:`.layers`).
 - ``singa.autograd``'s loss functions return shape (1,), as SINGA's (its programs read
-  ``autograd.softmax_cross_entropy(y, t)[0]``); ``singa.tensor.softmax`` and ``PlaceHolder``
-  exist.
+  ``autograd.softmax_cross_entropy(y, t)[0]``); ``singa.tensor.softmax``, ``PlaceHolder`` and
+  ``to_host`` exist.
 - ``singa.opt.DistOpt`` takes SINGA's constructor arguments; ``singa_wrap.NcclIdHolder`` says
   that ranks started by multiprocessing are not supported (:mod:`.distributed`).
 """
@@ -132,9 +132,14 @@ def PlaceHolder(shape, device=None, dtype=np.float32):
     return _Tensor(shape=tuple(shape), device=device, dtype=dtype, requires_grad=False)
 
 
+def to_host(t):
+    """SINGA's ``tensor.to_host``: a copy of ``t`` on the CPU."""
+    return t.copy().to_host()
+
+
 MODEL = {"Model": Model}
 TENSOR = {"to_numpy": to_numpy, "float16": np.float16, "softmax": softmax,
-          "PlaceHolder": PlaceHolder}
+          "PlaceHolder": PlaceHolder, "to_host": to_host}
 OPT = {"DistOpt": _distributed.DistOpt}
 SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
 LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM}

@@ -114,6 +114,13 @@ def test_tensor_softmax_and_truth(singa):
     assert tensor.softmax(Tensor(data=rows), out) is out
     np.testing.assert_allclose(out.to_numpy(), want, rtol=1e-6)
     assert tensor.PlaceHolder((2, 3)).shape == (2, 3)
+    source = Tensor(data=rows)
+    host = tensor.to_host(source)
+    assert host is not source and host.device.kind == "cpu"
+    np.testing.assert_array_equal(host.to_numpy(), rows)
+    copied = tensor.to_numpy(source)              # a copy, as SINGA's
+    source.data[...] = 0
+    np.testing.assert_array_equal(copied, rows)
     assert bool(Tensor(shape=(3,)))            # SINGA: `if labels:` means "is not None"
     assert not bool(Tensor(data=[0.0]))
     autograd.singa.uninstall()
