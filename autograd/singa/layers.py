@@ -1,5 +1,6 @@
 """SINGA's ``layer.RNN`` and ``layer.LSTM`` as a SINGA program calls them (``singa.layer.RNN``
-/ ``LSTM`` under the hook): a list of time steps in, a list of hidden states out.
+/ ``LSTM`` under the hook): a list of time steps in, a list of hidden states out; and SINGA's
+``layer.CudnnRNN`` (one Tensor in and out, stacked and bidirectional) built from our layers.
 
 ``autograd.RNN`` / ``autograd.LSTM`` return ``(output, state)`` (one Tensor, PyTorch's
 convention); SINGA's return ``(list_of_h, h)`` and ``(list_of_h, h, c)``, and take the initial
@@ -15,10 +16,12 @@ state as their second argument. These subclasses keep our parameters and equatio
 (4, (2, 5), True, (2, 5))
 """
 from ..layers import recurrent
-from ..layers.base import shape_text
+from ..layers.base import Layer, shape_text
+from ..operations import shape as shape_ops
+from ..operations.dropout import dropout
 from ..tensor import Tensor
 
-__all__ = ["RNN", "LSTM"]
+__all__ = ["RNN", "LSTM", "CudnnRNN"]
 
 
 def _only_default(layer, **given):
@@ -104,3 +107,84 @@ class LSTM(_SingaSteps, recurrent.LSTM):
     def forward(self, xs, h0_c0=None):
         outputs, (h, c) = self._steps(xs, h0_c0)
         return outputs, h, c
+
+
+class CudnnRNN(Layer):
+    """SINGA's ``layer.CudnnRNN(hidden_size, activation='tanh', num_layers=1, bias=True,
+    batch_first=True, dropout=0, bidirectional=False, rnn_mode='lstm', use_mask=False,
+    return_sequences=True)``, which SINGA runs on cuDNN only, here from our RNN/LSTM/GRU layers
+    on any device. ``rnn_mode``: "lstm", "gru", "tanh" (or "vanilla") or "relu".
+    ``net(x, hx=None, cx=None)`` on x (batch, seq, input) (``batch_first``, the default) or
+    (seq, batch, input) returns every step's output (batch, seq, directions * hidden_size) with
+    ``return_sequences``, else the last step's (batch, directions * hidden_size), as cuDNN's;
+    ``hx``/``cx`` are (num_layers * directions, batch, hidden_size), zeros when None. The input
+    size is taken from the first call. ``dropout`` applies between stacked layers in training.
+    ``use_mask`` (sequences of several lengths) is not supported.
+
+    >>> import numpy as np
+    >>> net = CudnnRNN(4, num_layers=2, bidirectional=True, return_sequences=False)
+    >>> net(Tensor(data=np.ones((3, 5, 2), np.float32))).shape
+    (3, 8)
+    """
+
+    _MODES = {"lstm": (recurrent.LSTM, {}), "gru": (recurrent.GRU, {}),
+              "tanh": (recurrent.RNN, {"nonlinearity": "tanh"}),
+              "vanilla": (recurrent.RNN, {"nonlinearity": "tanh"}),
+              "relu": (recurrent.RNN, {"nonlinearity": "relu"})}
+
+    def __init__(self, hidden_size, activation="tanh", num_layers=1, bias=True,
+                 batch_first=True, dropout=0, bidirectional=False, rnn_mode="lstm",
+                 use_mask=False, return_sequences=True):
+        super().__init__()
+        if rnn_mode not in self._MODES:
+            raise ValueError(f"singa.layer.CudnnRNN: rnn_mode must be one of "
+                             f"{sorted(self._MODES)}, got {rnn_mode!r}")
+        if use_mask:
+            raise NotImplementedError("singa.layer.CudnnRNN: use_mask (sequences of several "
+                                      "lengths) is not supported; see docs/singa.md")
+        if not (isinstance(num_layers, int) and num_layers > 0 and 0 <= dropout < 1):
+            raise ValueError(f"singa.layer.CudnnRNN: num_layers must be a positive int and "
+                             f"0 <= dropout < 1, got {num_layers!r} and {dropout!r}")
+        self.hidden_size, self.num_layers, self.dropout = hidden_size, num_layers, dropout
+        self.bias, self.batch_first = bool(bias), bool(batch_first)
+        self.directions = 2 if bidirectional else 1
+        self.rnn_mode, self.return_sequences = rnn_mode, bool(return_sequences)
+
+    def initialize(self, x, hx=None, cx=None, seq_lengths=None):
+        kind, options = self._MODES[self.rnn_mode]
+        width = x.shape[-1]
+        for index in range(self.num_layers * self.directions):
+            size = width if index < self.directions else self.directions * self.hidden_size
+            setattr(self, f"rnn_{index}", kind(size, self.hidden_size, bias=self.bias,
+                                               return_sequences=True, **options))
+
+    def forward(self, x, hx=None, cx=None, seq_lengths=None):
+        if seq_lengths is not None:
+            raise NotImplementedError("singa.layer.CudnnRNN: seq_lengths is not supported")
+        if self.batch_first:
+            x = shape_ops.transpose(x, (1, 0, 2))          # (seq, batch, input)
+        for layer_index in range(self.num_layers):
+            if layer_index and self.dropout and self.is_training:
+                x = dropout(x, self.dropout)
+            outputs = []
+            for direction in range(self.directions):
+                index = layer_index * self.directions + direction
+                rnn = getattr(self, f"rnn_{index}")
+                steps = x if direction == 0 else x[::-1]
+                y, _ = rnn(steps, initial_state=self._state(index, hx, cx, x))
+                outputs.append(y if direction == 0 else y[::-1])
+            x = outputs[0] if self.directions == 1 else shape_ops.cat(outputs, axis=2)
+        if not self.return_sequences:
+            return x[-1]
+        return shape_ops.transpose(x, (1, 0, 2)) if self.batch_first else x
+
+    def _state(self, index, hx, cx, x):
+        """Layer-direction ``index``'s initial state from hx/cx, zeros where None."""
+        if hx is None and cx is None:
+            return None
+        zeros = Tensor(shape=(x.shape[1], self.hidden_size), dtype=x.dtype, device=x.device,
+                       requires_grad=False)
+        h = zeros if hx is None else hx[index]
+        if self.rnn_mode != "lstm":
+            return h
+        return (h, zeros if cx is None else cx[index])

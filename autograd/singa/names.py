@@ -142,7 +142,7 @@ TENSOR = {"to_numpy": to_numpy, "float16": np.float16, "softmax": softmax,
           "PlaceHolder": PlaceHolder, "to_host": to_host}
 OPT = {"DistOpt": _distributed.DistOpt}
 SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
-LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM}
+LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN}
 AUTOGRAD = {name: _loss_of_shape_1(getattr(_loss, name)) for name in
             ("softmax_cross_entropy", "cross_entropy", "mse_loss", "binary_cross_entropy")}
 DEVICE = {"create_cuda_gpu": _cuda_device("create_cuda_gpu"),

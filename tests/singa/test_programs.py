@@ -30,6 +30,9 @@ RUNS = {
     # 6 steps of 8 sequences: (steps * batch, vocabulary) logits
     "char_lstm.py": ("", (48, 4), math.log(4), 0.5),
     "onnx_finetune.py": ("", (8, 4), math.log(4), 0.5),
+    # two balanced classes
+    "sequence_classifier.py --mode lstm": ("", (8, 2), math.log(2), 0.5),
+    "sequence_classifier.py --mode gru -d": ("", (8, 2), math.log(2), 0.5),
 }
 
 # the same, run by ``mpiexec -n 2`` (rank 0 prints the world's loss and accuracy)

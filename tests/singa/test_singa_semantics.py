@@ -182,3 +182,50 @@ def test_sonnx_prepare_and_last_layers(singa, tmp_path):
                                atol=1e-6)
     with pytest.raises(NotImplementedError, match=r"autograd\.onnx\.export"):
         sonnx.to_onnx([Tensor(data=x)], [model.forward(Tensor(data=x))])
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
+@pytest.mark.parametrize("return_sequences", [True, False])
+def test_cudnn_rnn_matches_torch(singa, mode, return_sequences):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    from singa import layer
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)          # (batch, seq, input)
+    net = layer.CudnnRNN(5, num_layers=2, bidirectional=True, rnn_mode=mode,
+                         return_sequences=return_sequences)
+    y = net(Tensor(data=x))
+    reference = (torch.nn.LSTM if mode == "lstm" else torch.nn.GRU)(
+        2, 5, num_layers=2, bidirectional=True, batch_first=True)
+    with torch.no_grad():
+        for index in range(4):
+            rnn = getattr(net, f"rnn_{index}")
+            rnn.b_ih.data[...] = rng.standard_normal(rnn.b_ih.shape)
+            suffix = f"l{index // 2}" + ("_reverse" if index % 2 else "")
+            getattr(reference, f"weight_ih_{suffix}").copy_(torch.from_numpy(rnn.W_ih.data.T))
+            getattr(reference, f"weight_hh_{suffix}").copy_(torch.from_numpy(rnn.W_hh.data.T))
+            getattr(reference, f"bias_ih_{suffix}").copy_(torch.from_numpy(rnn.b_ih.data))
+            getattr(reference, f"bias_hh_{suffix}").copy_(torch.from_numpy(rnn.b_hh.data))
+        want = reference(torch.from_numpy(x))[0].numpy()
+    y = net(Tensor(data=x))
+    if not return_sequences:
+        want = want[:, -1]                  # cuDNN's last step of y, both directions
+    assert y.shape == want.shape
+    np.testing.assert_allclose(y.to_numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_cudnn_rnn_takes_initial_states_and_trains(singa):
+    from singa import layer
+    net = layer.CudnnRNN(3, rnn_mode="tanh", batch_first=False, return_sequences=False)
+    x = Tensor(data=np.ones((4, 2, 5), np.float32))                  # (seq, batch, input)
+    hx = Tensor(data=np.full((1, 2, 3), 0.5, np.float32))
+    y = net(x, hx)
+    rnn = net.rnn_0
+    h = np.full((2, 3), 0.5, np.float32)
+    b = rnn.b_ih.to_numpy() + rnn.b_hh.to_numpy()
+    for _ in range(4):
+        h = np.tanh(np.ones((2, 5)) @ rnn.W_ih.to_numpy() + h @ rnn.W_hh.to_numpy() + b)
+    np.testing.assert_allclose(y.to_numpy(), h, rtol=1e-5, atol=1e-6)
+    assert {p for p, _ in autograd.backward(autograd.sum(y))} == {
+        rnn.W_ih, rnn.W_hh, rnn.b_ih, rnn.b_hh}
+    with pytest.raises(NotImplementedError, match="use_mask"):
+        layer.CudnnRNN(3, use_mask=True)
