@@ -4,11 +4,13 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 - ``singa.model.Model`` runs SINGA's buffered graph mode eagerly, with a warning, where
   ``autograd.Model.compile(use_graph=True)`` refuses (SINGA's drivers ask for the graph by
   default, and the program should still run).
-- ``singa.tensor.to_numpy`` gives a copy, and a scalar as shape (1,): SINGA has no 0-d tensors, so its
-  programs read a loss as ``tensor.to_numpy(loss)[0]``. ``singa.tensor.float16`` exists so
-  that SINGA's dtype tables build (half precision is untested here).
+- ``singa.tensor.to_numpy`` gives a copy, and a scalar as shape (1,): SINGA has no 0-d
+  tensors, so its programs read a loss as ``tensor.to_numpy(loss)[0]``.
+  ``singa.tensor.float16`` exists so that SINGA's dtype tables build (half precision is
+  untested here).
 - ``singa.device.create_cuda_gpu*`` give the CPU when the run asked for it (``--cpu``).
-- ``singa.layer.RNN`` / ``LSTM`` return SINGA's ``(list_of_h, h[, c])`` (:mod:`.layers`).
+- ``singa.layer.RNN`` / ``LSTM`` return SINGA's ``(list_of_h, h[, c])``, and
+  ``singa.layer.CudnnRNN`` exists (:mod:`.layers`).
 - ``singa.autograd``'s loss functions return shape (1,), as SINGA's (its programs read
   ``autograd.softmax_cross_entropy(y, t)[0]``); ``singa.tensor.softmax``, ``PlaceHolder`` and
   ``to_host`` exist.
