@@ -21,7 +21,8 @@ def _shape(value):
 
 
 class _ClassificationLoss(Layer):
-    """Inputs (N, C) against targets (N, C) or integer labels (N,)."""
+    """Inputs (N, C) against targets (N, C) or integer labels (N,) (or, as SINGA's programs
+    pass them, a label column (N, 1))."""
 
     what = "input"
 
@@ -29,7 +30,8 @@ class _ClassificationLoss(Layer):
         """The loss is a scalar: ``()``; checks the input (and target) shapes."""
         shape = tuple(input_shape)
         self.check_input(len(shape) == 2, f"{self.what} {shape_text(('N', 'C'))}", shape)
-        if target_shape is not None and tuple(target_shape) not in (shape, shape[:1]):
+        if target_shape is not None and tuple(target_shape) not in (shape, shape[:1],
+                                                                  (shape[0], 1)):
             raise ValueError(f"{self.describe()}: expected targets of shape {shape_text(shape)} "
                              f"or labels of shape {shape_text(shape[:1])} for {self.what} of "
                              f"shape {shape_text(shape)}, got {shape_text(target_shape)}")

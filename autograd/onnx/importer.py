@@ -117,6 +117,12 @@ class OnnxModel(Model):
         return Layer.train(self, mode)
 
     def forward(self, *inputs):
+        results = self.values_of(inputs, self.output_names)
+        return results[0] if len(results) == 1 else results
+
+    def values_of(self, inputs, names):
+        """The tuple of the values called ``names`` (graph outputs or any node's outputs) for
+        the graph's ``inputs``: the nodes run in order until every one of them is known."""
         if len(inputs) != len(self.input_names):
             raise ValueError(f"OnnxModel: the graph takes {len(self.input_names)} input(s) "
                              f"{self.input_names}, got {len(inputs)}")
@@ -128,7 +134,10 @@ class OnnxModel(Model):
                 data=np.asarray(value) if not hasattr(value, "shape") else value,
                 device=self.device, requires_grad=False)
         context = import_ops.Context(self.opset, self.is_training, self.device)
+        wanted = set(names) - set(values)
         for node in self.nodes:
+            if not wanted:
+                break
             arguments = [values.get(name) if name else None for name in node.input]
             missing = [name for name, value in zip(node.input, arguments)
                        if name and value is None]
@@ -141,8 +150,11 @@ class OnnxModel(Model):
             for name, value in zip(node.output, outputs):
                 if name:
                     values[name] = value
-        results = tuple(_as_tensor(values[name], self.device) for name in self.output_names)
-        return results[0] if len(results) == 1 else results
+                    wanted.discard(name)
+        unknown = [name for name in names if name not in values]
+        if unknown:
+            raise ValueError(f"OnnxModel: no node or input produces {unknown}")
+        return tuple(_as_tensor(values[name], self.device) for name in names)
 
     @property
     def is_training(self):

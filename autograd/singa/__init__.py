@@ -4,7 +4,9 @@ An import hook makes ``import singa``, ``from singa import layer, model, tensor,
 autograd`` and the other ``singa.*`` modules resolve to autograd's, for the run it is installed
 in: nothing named ``singa`` is placed on ``sys.path``, so other programs are not affected.
 ``install()`` does the same from code; ``uninstall()`` undoes it. A SINGA name autograd lacks
-is an error naming that SINGA name and pointing at docs/singa.md.
+is an error naming that SINGA name and pointing at docs/singa.md. While the hook is installed a
+Tensor of several elements is true (SINGA's programs write ``if labels:`` for "is not None");
+plain autograd calls that ambiguous.
 
 >>> import autograd.singa
 >>> autograd.singa.install()
@@ -23,8 +25,17 @@ ModuleNotFoundError: No module named 'singa'
 """
 import sys
 
+from ..tensor import Tensor
 from .hook import DOCS, SINGA_MODULES, SingaFinder
 from .names import settings
+
+_ambiguous_truth = Tensor.__bool__
+
+
+def _singa_truth(tensor):
+    """SINGA's Tensor has no ``__bool__``, so ``if labels:`` means "is not None" in its
+    programs; a Tensor of one element keeps its value's truth."""
+    return True if tensor.data.size != 1 else _ambiguous_truth(tensor)
 
 __all__ = ["install", "uninstall", "installed", "DOCS", "SINGA_MODULES"]
 
@@ -42,6 +53,7 @@ def install(cpu=False):
     settings.gpu_as_cpu = bool(cpu)
     if installed() is None:
         sys.meta_path.insert(0, SingaFinder())
+        Tensor.__bool__ = _singa_truth
 
 
 def uninstall():
@@ -50,4 +62,5 @@ def uninstall():
     if finder is not None:
         sys.meta_path.remove(finder)
         finder.forget_modules()
+        Tensor.__bool__ = _ambiguous_truth
     settings.gpu_as_cpu = False

@@ -1,13 +1,15 @@
 """``python -m autograd.singa [--cpu] PROGRAM.py [args...]``: run a SINGA program unchanged.
 
 The program runs as ``__main__`` (as ``python PROGRAM.py args...`` would run it: ``sys.argv``
-is ``[PROGRAM.py, args...]`` and its folder comes first on ``sys.path``) with the import hook of
+is ``[PROGRAM.py, args...]``, ``__file__`` its absolute path, and its folder comes first on
+``sys.path``) with the import hook of
 :mod:`autograd.singa` installed for this run. ``--cpu`` makes SINGA's ``create_cuda_gpu()`` /
 ``create_cuda_gpu_on(i)`` give the CPU, for GPU drivers on a machine without one.
 """
+import builtins
 import os
-import runpy
 import sys
+import types
 
 from . import install
 
@@ -36,9 +38,26 @@ def main(argv=None):
         return 2
     install(cpu=cpu)
     sys.argv = argv
-    sys.path[0] = os.path.dirname(os.path.abspath(program))
-    runpy.run_path(program, run_name="__main__")
+    path = os.path.abspath(program)
+    sys.path[0] = os.path.dirname(path)
+    run_as_main(path)
     return 0
+
+
+def run_as_main(path):
+    """Run the file at ``path`` (absolute) as ``__main__`` the way ``python PATH`` does:
+    ``__file__`` is ``path`` while ``sys.argv[0]`` stays as the user wrote it (runpy.run_path
+    would replace it)."""
+    with open(path, "rb") as source:
+        code = compile(source.read(), path, "exec")
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None)
+    previous = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        sys.modules["__main__"] = previous
 
 
 if __name__ == "__main__":

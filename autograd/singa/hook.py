@@ -21,19 +21,19 @@ DOCS = "docs/singa.md"
 # SINGA module -> (autograd module, its SINGA-only names) ; None: no autograd module behind it.
 SINGA_MODULES = {
     "singa": (None, {}),
-    "singa.autograd": ("autograd", {}),
-    "singa.layer": ("autograd.layer", {}),
+    "singa.autograd": ("autograd", names.AUTOGRAD),
+    "singa.layer": ("autograd.layer", names.LAYER),
     "singa.model": ("autograd.model", names.MODEL),
     "singa.tensor": ("autograd.tensor", names.TENSOR),
-    "singa.opt": ("autograd.opt", {}),
+    "singa.opt": ("autograd.opt", names.OPT),
     "singa.device": ("autograd.device", names.DEVICE),
     "singa.initializer": ("autograd.initializer", {}),
-    "singa.singa_wrap": (None, {}),
+    "singa.singa_wrap": (None, names.SINGA_WRAP),
+    "singa.sonnx": ("autograd.singa.sonnx", {}),
 }
 
 # Why a SINGA module has no counterpart, where one sentence helps.
 MISSING_MODULES = {
-    "singa.sonnx": "ONNX export and import are autograd.onnx, whose API differs from sonnx's",
     "singa.converter": "there is no Caffe converter",
 }
 

@@ -4,10 +4,18 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 - ``singa.model.Model`` runs a step that graph mode cannot replay eagerly, with a warning,
   where ``autograd.Model`` raises CaptureError (SINGA's drivers ask for the graph by default,
   and the program should still run).
-- ``singa.tensor.to_numpy`` gives a scalar as shape (1,): SINGA has no 0-d tensors, so its
-  programs read a loss as ``tensor.to_numpy(loss)[0]``. ``singa.tensor.float16`` exists so
-  that SINGA's dtype tables build (half precision is untested here).
+- ``singa.tensor.to_numpy`` gives a copy, and a scalar as shape (1,): SINGA has no 0-d
+  tensors, so its programs read a loss as ``tensor.to_numpy(loss)[0]``.
+  ``singa.tensor.float16`` exists so that SINGA's dtype tables build (half precision is
+  untested here).
 - ``singa.device.create_cuda_gpu*`` give the CPU when the run asked for it (``--cpu``).
+- ``singa.layer.RNN`` / ``LSTM`` return SINGA's ``(list_of_h, h[, c])``, and
+  ``singa.layer.CudnnRNN`` exists (:mod:`.layers`).
+- ``singa.autograd``'s loss functions return shape (1,), as SINGA's (its programs read
+  ``autograd.softmax_cross_entropy(y, t)[0]``); ``singa.tensor.softmax``, ``PlaceHolder`` and
+  ``to_host`` exist.
+- ``singa.opt.DistOpt`` takes SINGA's constructor arguments; ``singa_wrap.NcclIdHolder`` says
+  that ranks started by multiprocessing are not supported (:mod:`.distributed`).
 """
 import sys
 
@@ -15,8 +23,16 @@ import numpy as np
 
 from .. import device as _device
 from .. import model as _model
+from ..graph import no_grad
+from ..operations import loss as _loss
+from ..operations.shape import reshape as _reshape
+from ..operations.softmax import softmax as _softmax
+from ..tensor import Tensor as _Tensor
+from . import distributed as _distributed
+from . import layers as _layers
 
-__all__ = ["Model", "MODEL", "TENSOR", "DEVICE", "settings"]
+__all__ = ["Model", "MODEL", "TENSOR", "DEVICE", "LAYER", "AUTOGRAD", "OPT",
+           "SINGA_WRAP", "settings"]
 
 
 class _Settings:
@@ -34,13 +50,15 @@ class Model(_model.Model):
 
 
 def to_numpy(tensor):
-    """``tensor``'s data as a NumPy array, a scalar as shape (1,) (SINGA has no 0-d tensors).
+    """A copy of ``tensor``'s data as a NumPy array, a scalar as shape (1,) (SINGA has no 0-d
+    tensors). A copy, as SINGA's: its programs keep the results of ``to_numpy`` of one reused
+    Tensor (train_cnn.py's ``reduce_variable``), which must not change with it.
 
     >>> from autograd import Tensor
     >>> to_numpy(Tensor(data=2.5))
     array([2.5], dtype=float32)
     """
-    array = tensor.to_numpy()
+    array = np.array(tensor.to_numpy())
     return array.reshape(1) if array.ndim == 0 else array
 
 
@@ -66,8 +84,51 @@ def _cuda_devices(count_or_ids):
     return [_device.cpu()] * count
 
 
+def _loss_of_shape_1(function):
+    """``function``'s loss as shape (1,): SINGA has no 0-d tensors and its programs index a
+    loss with ``[0]``. The reshape is recorded, so ``backward(loss)`` works as before."""
+    def loss(*args, **kwargs):
+        return _reshape(function(*args, **kwargs), (1,))
+    loss.__name__ = function.__name__
+    loss.__doc__ = f"autograd.{function.__name__}, its scalar as shape (1,) (SINGA's)."
+    return loss
+
+
+def softmax(t, out=None):
+    """SINGA's ``tensor.softmax``: the softmax of each row of a 1-D or 2-D Tensor, not
+    recorded (``out``, when given, receives it).
+
+    >>> from autograd import Tensor
+    >>> softmax(Tensor(data=[[0.0, 0.0]])).to_numpy()
+    array([[0.5, 0.5]], dtype=float32)
+    """
+    with no_grad():
+        result = _softmax(t, axis=-1)
+    if out is None:
+        return result
+    out.copy_data(result)
+    return out
+
+
+def PlaceHolder(shape, device=None, dtype=np.float32):
+    """SINGA's ``tensor.PlaceHolder``: a Tensor of ``shape`` that stands for an input (zeros
+    here; SINGA leaves its memory unset)."""
+    return _Tensor(shape=tuple(shape), device=device, dtype=dtype, requires_grad=False)
+
+
+def to_host(t):
+    """SINGA's ``tensor.to_host``: a copy of ``t`` on the CPU."""
+    return t.copy().to_host()
+
+
 MODEL = {"Model": Model}
-TENSOR = {"to_numpy": to_numpy, "float16": np.float16}
+TENSOR = {"to_numpy": to_numpy, "float16": np.float16, "softmax": softmax,
+          "PlaceHolder": PlaceHolder, "to_host": to_host}
+OPT = {"DistOpt": _distributed.DistOpt}
+SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
+LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN}
+AUTOGRAD = {name: _loss_of_shape_1(getattr(_loss, name)) for name in
+            ("softmax_cross_entropy", "cross_entropy", "mse_loss", "binary_cross_entropy")}
 DEVICE = {"create_cuda_gpu": _cuda_device("create_cuda_gpu"),
           "create_cuda_gpu_on": _cuda_device("create_cuda_gpu_on"),
           "create_cuda_gpus": _cuda_devices, "create_cuda_gpus_on": _cuda_devices}

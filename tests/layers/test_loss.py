@@ -23,6 +23,11 @@ def _log_softmax(x):
 CASES = [
     (SoftMaxCrossEntropy, autograd.softmax_cross_entropy, LOGITS, LABELS,
      -_log_softmax(LOGITS)[np.arange(4), LABELS].mean()),
+    # SINGA's programs pass integer labels as a column (N, 1) (char_rnn.py)
+    (SoftMaxCrossEntropy, autograd.softmax_cross_entropy, LOGITS, LABELS.reshape(4, 1),
+     -_log_softmax(LOGITS)[np.arange(4), LABELS].mean()),
+    (CrossEntropy, autograd.cross_entropy, PROBABILITIES, LABELS.reshape(4, 1),
+     -np.log(PROBABILITIES[np.arange(4), LABELS]).mean()),
     (SoftMaxCrossEntropy, autograd.softmax_cross_entropy, LOGITS, ONE_HOT,
      -(ONE_HOT * _log_softmax(LOGITS)).sum() / 4),
     (CrossEntropy, autograd.cross_entropy, PROBABILITIES, LABELS,

@@ -51,9 +51,9 @@ def test_missing_names_and_modules_say_what_and_where(hook):
     with pytest.raises(AttributeError, match=r"singa\.singa_wrap\.Tensor: singa_wrap is "
                                              r"SINGA's compiled C\+\+ binding.*docs/singa\.md"):
         singa_wrap.Tensor
-    with pytest.raises(ModuleNotFoundError, match=r"singa\.sonnx: ONNX export and import are "
-                                                  r"autograd\.onnx, whose API differs"):
-        from singa import sonnx        # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match=r"singa\.converter: there is no Caffe "
+                                                  r"converter; docs/singa\.md"):
+        from singa import converter    # noqa: F401
     with pytest.raises(ModuleNotFoundError, match=r"singa\.utils: autograd has no counterpart"):
         import singa.utils             # noqa: F401
 

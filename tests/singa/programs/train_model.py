@@ -29,8 +29,23 @@ def synthetic(num_channels, image_size, num, num_classes, rng):
     return x.astype(np.float32), y.astype(np.int32)
 
 
-def run(local_rank, max_epoch, batch_size, model, sgd, graph, verbosity, dist_option='plain',
-        spars=None, precision='float32'):
+def partition(global_rank, world_size, train_x, train_y):
+    """This rank's contiguous share of the training set."""
+    per_rank = train_x.shape[0] // world_size
+    start, end = global_rank * per_rank, (global_rank + 1) * per_rank
+    return train_x[start:end], train_y[start:end]
+
+
+def reduce_variable(variable, dist_opt, reducer):
+    """The sum over the ranks of a NumPy value, through the optimizer's all_reduce."""
+    reducer.copy_from_numpy(variable)
+    dist_opt.all_reduce(reducer.data)
+    dist_opt.wait()
+    return tensor.to_numpy(reducer)
+
+
+def run(global_rank, world_size, local_rank, max_epoch, batch_size, model, sgd, graph,
+        verbosity, dist_option='plain', spars=None, precision='float32'):
     dev = device.create_cuda_gpu_on(local_rank)
     dev.SetRandSeed(0)
     np.random.seed(0)
@@ -38,7 +53,8 @@ def run(local_rank, max_epoch, batch_size, model, sgd, graph, verbosity, dist_op
 
     num_classes = 4
     num_channels, image_size = IMAGES[model]
-    train_x, train_y = synthetic(num_channels, image_size, 2 * batch_size, num_classes, rng)
+    train_x, train_y = synthetic(num_channels, image_size, 2 * batch_size * world_size,
+                                 num_classes, rng)
     data_size = np.prod(train_x.shape[1:train_x.ndim]).item()
 
     if model == 'resnet':
@@ -57,6 +73,13 @@ def run(local_rank, max_epoch, batch_size, model, sgd, graph, verbosity, dist_op
         from model import mlp
         model = mlp.create_model(data_size=data_size, num_classes=num_classes)
 
+    # as train_cnn.py: a DistOpt (it has a communicator) trains on this rank's share
+    DIST = hasattr(sgd, "communicator")
+    if DIST:
+        train_x, train_y = partition(global_rank, world_size, train_x, train_y)
+        if global_rank == 0:
+            print('world_size %d' % world_size)
+
     if model.dimension == 4:
         tx = tensor.Tensor((batch_size, num_channels, model.input_size, model.input_size),
                            dev, singa_dtype[precision])
@@ -67,7 +90,7 @@ def run(local_rank, max_epoch, batch_size, model, sgd, graph, verbosity, dist_op
     idx = np.arange(train_x.shape[0], dtype=np.int32)
 
     model.set_optimizer(sgd)
-    model.compile([tx], is_train=True, use_graph=graph, sequential=False)
+    model.compile([tx], is_train=True, use_graph=graph, sequential=DIST)
     dev.SetVerbosity(verbosity)
 
     for epoch in range(max_epoch):
@@ -81,14 +104,21 @@ def run(local_rank, max_epoch, batch_size, model, sgd, graph, verbosity, dist_op
             ty.copy_from_numpy(y)
             out, loss = model(tx, ty, dist_option, spars)
             train_loss += tensor.to_numpy(loss)[0]
-        print('epoch %d loss %f' % (epoch, train_loss[0] / num_train_batch), flush=True)
+        if DIST:
+            reducer = tensor.Tensor((1,), dev, tensor.float32)
+            train_loss = reduce_variable(train_loss, sgd, reducer) / world_size
+        if global_rank == 0:
+            print('epoch %d loss %f' % (epoch, train_loss[0] / num_train_batch), flush=True)
 
     model.eval()
     tx.copy_from_numpy(train_x[:batch_size])
     out_test = model(tx)
-    print('eval_shape %s' % (tuple(tensor.to_numpy(out_test).shape),))
     correct = (np.argmax(tensor.to_numpy(out_test), axis=1) == train_y[:batch_size]).mean()
-    print('eval_accuracy %f' % correct)
+    if DIST:
+        correct = reduce_variable(np.array([correct], np.float32), sgd, reducer)[0] / world_size
+    if global_rank == 0:
+        print('eval_shape %s' % (tuple(tensor.to_numpy(out_test).shape),))
+        print('eval_accuracy %f' % correct)
     dev.PrintTimeProfiling()
 
 
@@ -104,4 +134,4 @@ if __name__ == '__main__':
     args = parser.parse_args()
 
     sgd = opt.SGD(lr=args.lr, momentum=0.9, weight_decay=1e-5, dtype=singa_dtype['float32'])
-    run(0, args.max_epoch, args.batch_size, args.model, sgd, args.graph, args.verbosity)
+    run(0, 1, 0, args.max_epoch, args.batch_size, args.model, sgd, args.graph, args.verbosity)

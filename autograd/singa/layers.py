@@ -1,0 +1,190 @@
+"""SINGA's ``layer.RNN`` and ``layer.LSTM`` as a SINGA program calls them (``singa.layer.RNN``
+/ ``LSTM`` under the hook): a list of time steps in, a list of hidden states out; and SINGA's
+``layer.CudnnRNN`` (one Tensor in and out, stacked and bidirectional) built from our layers.
+
+``autograd.RNN`` / ``autograd.LSTM`` return ``(output, state)`` (one Tensor, PyTorch's
+convention); SINGA's return ``(list_of_h, h)`` and ``(list_of_h, h, c)``, and take the initial
+state as their second argument. These subclasses keep our parameters and equations (fused
+``W_ih``/``W_hh``, PyTorch's gate order) and change only the calling convention.
+
+>>> import numpy as np, autograd
+>>> lstm = LSTM(3, 5)
+>>> xs = [autograd.Tensor(data=np.ones((2, 3), np.float32)) for _ in range(4)]
+>>> h0 = autograd.Tensor(shape=(2, 5)); c0 = autograd.Tensor(shape=(2, 5))
+>>> out, h, c = lstm(xs, (h0, c0))
+>>> len(out), out[-1].shape, h is out[-1], c.shape
+(4, (2, 5), True, (2, 5))
+"""
+from ..layers import recurrent
+from ..layers.base import Layer, shape_text
+from ..operations import shape as shape_ops
+from ..operations.dropout import dropout
+from ..tensor import Tensor
+
+__all__ = ["RNN", "LSTM", "CudnnRNN"]
+
+
+def _only_default(layer, **given):
+    """SINGA's layer.RNN/LSTM accept these arguments and ignore them (one direction, one
+    layer); refuse values that would silently mean nothing."""
+    defaults = {"num_layers": 1, "dropout": 0, "bidirectional": False}
+    for name, value in given.items():
+        if value != defaults[name]:
+            raise NotImplementedError(
+                f"singa.layer.{layer}: {name}={value!r} is not supported (SINGA's layer.{layer} "
+                f"ignores it too); stack layers instead. See docs/singa.md")
+
+
+class _SingaSteps:
+    """The loop SINGA's RNN_Base subclasses run: one step per list entry, every h kept."""
+
+    def _steps(self, xs, state):
+        if isinstance(xs, Tensor):                 # (seq_len, batch, input_size) also works
+            xs = [xs[t] for t in range(xs.shape[0])]
+        xs = list(xs)
+        if not xs or not all(isinstance(x, Tensor) and x.ndim == 2
+                             and x.shape[1] == self.input_size for x in xs):
+            raise ValueError(f"{self.describe()}: expected a non-empty list of (batch, "
+                             f"{self.input_size}) Tensors, got "
+                             f"{[shape_text(getattr(x, 'shape', ())) for x in xs]}")
+        self._check_dtype(xs[0])
+        state = self._singa_state(state, xs[0])
+        outputs = []
+        for x in xs:
+            state = self._step(self._project_input(x), state)
+            outputs.append(state[0])
+        return outputs, state
+
+    def _singa_state(self, parts, like):
+        """The state Tensors, each (batch, hidden_size). As in SINGA, a state's batch may
+        differ from the input's when one of them is 1 (the step's sums broadcast)."""
+        if parts is None:
+            return tuple(Tensor(shape=(like.shape[0], self.hidden_size), dtype=like.dtype,
+                                device=like.device, requires_grad=False)
+                         for _ in range(self.state_count))
+        parts = (parts,) if isinstance(parts, Tensor) else tuple(parts)
+        if len(parts) != self.state_count or not all(
+                isinstance(p, Tensor) and p.ndim == 2 and p.shape[1] == self.hidden_size
+                and (p.shape[0] == like.shape[0] or 1 in (p.shape[0], like.shape[0]))
+                for p in parts):
+            what = "h0" if self.state_count == 1 else "(h0, c0)"
+            raise ValueError(f"{self.describe()}: expected {what} of shape "
+                             f"{shape_text((like.shape[0], self.hidden_size))}, got "
+                             f"{[shape_text(getattr(p, 'shape', ())) for p in parts]}")
+        return parts
+
+
+class RNN(_SingaSteps, recurrent.RNN):
+    """SINGA's ``layer.RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh',
+    bias=True, batch_first=False, dropout=0, bidirectional=False)``: ``rnn(xs, h0)`` with
+    ``xs`` a list of (batch, input_size) Tensors returns ``(list_of_h, h)``."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0, bidirectional=False):
+        _only_default("RNN", num_layers=num_layers, dropout=dropout,
+                      bidirectional=bidirectional)
+        super().__init__(input_size, hidden_size, nonlinearity=nonlinearity, bias=bias)
+
+    def forward(self, xs, h0=None):
+        outputs, (h,) = self._steps(xs, h0)
+        return outputs, h
+
+
+class LSTM(_SingaSteps, recurrent.LSTM):
+    """SINGA's ``layer.LSTM(input_size, hidden_size, nonlinearity='tanh', num_layers=1,
+    bias=True, batch_first=False, dropout=0, bidirectional=False)``: ``lstm(xs, (h0, c0))``
+    with ``xs`` a list of (batch, input_size) Tensors returns ``(list_of_h, h, c)``."""
+
+    def __init__(self, input_size, hidden_size, nonlinearity="tanh", num_layers=1, bias=True,
+                 batch_first=False, dropout=0, bidirectional=False):
+        if nonlinearity != "tanh":
+            raise ValueError(f"singa.layer.LSTM: nonlinearity must be 'tanh' (SINGA's LSTM "
+                             f"always uses tanh), got {nonlinearity!r}")
+        _only_default("LSTM", num_layers=num_layers, dropout=dropout,
+                      bidirectional=bidirectional)
+        super().__init__(input_size, hidden_size, bias=bias)
+
+    def forward(self, xs, h0_c0=None):
+        outputs, (h, c) = self._steps(xs, h0_c0)
+        return outputs, h, c
+
+
+class CudnnRNN(Layer):
+    """SINGA's ``layer.CudnnRNN(hidden_size, activation='tanh', num_layers=1, bias=True,
+    batch_first=True, dropout=0, bidirectional=False, rnn_mode='lstm', use_mask=False,
+    return_sequences=True)``, which SINGA runs on cuDNN only, here from our RNN/LSTM/GRU layers
+    on any device. ``rnn_mode``: "lstm", "gru", "tanh" (or "vanilla") or "relu".
+    ``net(x, hx=None, cx=None)`` on x (batch, seq, input) (``batch_first``, the default) or
+    (seq, batch, input) returns every step's output (batch, seq, directions * hidden_size) with
+    ``return_sequences``, else the last step's (batch, directions * hidden_size), as cuDNN's;
+    ``hx``/``cx`` are (num_layers * directions, batch, hidden_size), zeros when None. The input
+    size is taken from the first call. ``dropout`` applies between stacked layers in training.
+    ``use_mask`` (sequences of several lengths) is not supported.
+
+    >>> import numpy as np
+    >>> net = CudnnRNN(4, num_layers=2, bidirectional=True, return_sequences=False)
+    >>> net(Tensor(data=np.ones((3, 5, 2), np.float32))).shape
+    (3, 8)
+    """
+
+    _MODES = {"lstm": (recurrent.LSTM, {}), "gru": (recurrent.GRU, {}),
+              "tanh": (recurrent.RNN, {"nonlinearity": "tanh"}),
+              "vanilla": (recurrent.RNN, {"nonlinearity": "tanh"}),
+              "relu": (recurrent.RNN, {"nonlinearity": "relu"})}
+
+    def __init__(self, hidden_size, activation="tanh", num_layers=1, bias=True,
+                 batch_first=True, dropout=0, bidirectional=False, rnn_mode="lstm",
+                 use_mask=False, return_sequences=True):
+        super().__init__()
+        if rnn_mode not in self._MODES:
+            raise ValueError(f"singa.layer.CudnnRNN: rnn_mode must be one of "
+                             f"{sorted(self._MODES)}, got {rnn_mode!r}")
+        if use_mask:
+            raise NotImplementedError("singa.layer.CudnnRNN: use_mask (sequences of several "
+                                      "lengths) is not supported; see docs/singa.md")
+        if not (isinstance(num_layers, int) and num_layers > 0 and 0 <= dropout < 1):
+            raise ValueError(f"singa.layer.CudnnRNN: num_layers must be a positive int and "
+                             f"0 <= dropout < 1, got {num_layers!r} and {dropout!r}")
+        self.hidden_size, self.num_layers, self.dropout = hidden_size, num_layers, dropout
+        self.bias, self.batch_first = bool(bias), bool(batch_first)
+        self.directions = 2 if bidirectional else 1
+        self.rnn_mode, self.return_sequences = rnn_mode, bool(return_sequences)
+
+    def initialize(self, x, hx=None, cx=None, seq_lengths=None):
+        kind, options = self._MODES[self.rnn_mode]
+        width = x.shape[-1]
+        for index in range(self.num_layers * self.directions):
+            size = width if index < self.directions else self.directions * self.hidden_size
+            setattr(self, f"rnn_{index}", kind(size, self.hidden_size, bias=self.bias,
+                                               return_sequences=True, **options))
+
+    def forward(self, x, hx=None, cx=None, seq_lengths=None):
+        if seq_lengths is not None:
+            raise NotImplementedError("singa.layer.CudnnRNN: seq_lengths is not supported")
+        if self.batch_first:
+            x = shape_ops.transpose(x, (1, 0, 2))          # (seq, batch, input)
+        for layer_index in range(self.num_layers):
+            if layer_index and self.dropout and self.is_training:
+                x = dropout(x, self.dropout)
+            outputs = []
+            for direction in range(self.directions):
+                index = layer_index * self.directions + direction
+                rnn = getattr(self, f"rnn_{index}")
+                steps = x if direction == 0 else x[::-1]
+                y, _ = rnn(steps, initial_state=self._state(index, hx, cx, x))
+                outputs.append(y if direction == 0 else y[::-1])
+            x = outputs[0] if self.directions == 1 else shape_ops.cat(outputs, axis=2)
+        if not self.return_sequences:
+            return x[-1]
+        return shape_ops.transpose(x, (1, 0, 2)) if self.batch_first else x
+
+    def _state(self, index, hx, cx, x):
+        """Layer-direction ``index``'s initial state from hx/cx, zeros where None."""
+        if hx is None and cx is None:
+            return None
+        zeros = Tensor(shape=(x.shape[1], self.hidden_size), dtype=x.dtype, device=x.device,
+                       requires_grad=False)
+        h = zeros if hx is None else hx[index]
+        if self.rnn_mode != "lstm":
+            return h
+        return (h, zeros if cx is None else cx[index])
