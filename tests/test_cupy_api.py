@@ -22,6 +22,7 @@ UFUNC = "*args, out=None, dtype=None"
 CUPY_SIGNATURES = {
     # creation
     "arange": "start, stop=None, step=1, dtype=None",
+    "array_equal": "a1, a2, equal_nan=False",
     "array": "obj, dtype=None, copy=True, order='K', subok=False, ndmin=0, *, blocking=False",
     "asarray": "a, dtype=None, order=None, *, blocking=False",
     "ascontiguousarray": "a, dtype=None",
