@@ -10,12 +10,10 @@ array([0., 2.], dtype=float32)
 """
 import math
 
-import numpy as np
-
 from ..device import get_array_module
 from ..backend import kernels_for
 from .base import Operation
-from .utils import unbroadcast, as_tensor_like, check_tensor
+from .utils import unbroadcast, as_tensor_like, check_broadcast, check_tensor
 from . import special
 
 __all__ = [
@@ -206,8 +204,10 @@ def hardsigmoid(x, alpha=0.2, gamma=0.5):
 
 
 class PRelu(Operation):
-    """y = x for x > 0, slope * x otherwise; slope broadcasts to x's shape.
-    dx = dy for x > 0, slope * dy otherwise;   dslope = dy * x where x <= 0, summed to its shape"""
+    """y = x for x > 0, slope * x otherwise; x and slope broadcast both ways (SINGA), y has
+    their broadcast shape.
+    dx = dy for x > 0, slope * dy otherwise, summed to x's shape;
+    dslope = dy * x where x <= 0, summed to slope's shape"""
 
     def forward(self, x, slope):
         positive = x > 0
@@ -218,30 +218,29 @@ class PRelu(Operation):
         x, slope, positive = self.saved
         xp = get_array_module(dy)
         need_x, need_slope = self.needs_input_grad
-        dx = xp.where(positive, dy, dy * slope) if need_x else None
+        dx = unbroadcast(xp.where(positive, dy, dy * slope), x.shape) if need_x else None
         dslope = unbroadcast(xp.where(positive, 0, dy * x), slope.shape) if need_slope else None
         return dx, dslope
 
 
 def prelu(x, slope):
     """SINGA's PRelu: x where x > 0, ``slope * x`` elsewhere, with a learnable ``slope`` (a
-    Tensor, or a number or array taken as a constant) that broadcasts to x's shape, e.g. (C,)
-    against (N, C) or (1, C, 1, 1) against (N, C, H, W); its gradient is summed back to its shape.
+    Tensor, or a number or array taken as a constant). As in SINGA, x and slope broadcast both
+    ways: a (C,) slope against (N, C), a (1, C, 1, 1) one against (N, C, H, W), or a slope
+    with more axes than x, which gives an output of their broadcast shape; each gradient is
+    summed back to its input's shape.
 
     >>> from autograd import Tensor
     >>> prelu(Tensor(data=[[-2.0, 3.0], [-1.0, -4.0]]), Tensor(data=[0.5, 0.25])).to_numpy()
     array([[-1. ,  3. ],
            [-0.5, -1. ]], dtype=float32)
+    >>> prelu(Tensor(data=[-2.0, 4.0]), Tensor(data=[[0.5], [1.0]])).to_numpy()
+    array([[-1.,  4.],
+           [-2.,  4.]], dtype=float32)
     """
     check_tensor(x, "prelu")
     slope = as_tensor_like(slope, x, "prelu")
-    try:
-        target = np.broadcast_shapes(tuple(slope.shape), tuple(x.shape))
-    except ValueError:
-        target = None
-    if target != tuple(x.shape):
-        raise ValueError(f"prelu: slope of shape {tuple(slope.shape)} does not broadcast to x of "
-                         f"shape {tuple(x.shape)}")
+    check_broadcast("prelu", x, slope)
     return PRelu()(x, slope)
 
 
