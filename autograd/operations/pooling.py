@@ -156,9 +156,43 @@ def global_avg_pool2d(x):
     return GlobalAvgPool2d()(x)
 
 
+class GlobalAveragePool(Operation):
+    """y = mean of x over ``axes`` (the spatial ones), kept as size-1 axes; e.g. x (N, H, W, C),
+    axes (1, 2), y (N, 1, 1, C).   dx = dy / (product of the averaged sizes) broadcast over them"""
+
+    def __init__(self, axes):
+        self.axes = axes
+
+    def forward(self, x):
+        self.shape = x.shape
+        return x.mean(axis=self.axes, keepdims=True)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        count = int(np.prod([self.shape[axis] for axis in self.axes]))
+        return xp.broadcast_to(dy / dy.dtype.type(count), self.shape)
+
+
 def globalaveragepool(x, data_format="channels_first"):
-    """SINGA's spelling of :func:`global_avg_pool2d` (channels first only)."""
-    if data_format != "channels_first":
-        raise ValueError(f"globalaveragepool: only data_format='channels_first' is supported, "
-                         f"got {data_format!r}")
-    return global_avg_pool2d(x)
+    """SINGA's GlobalAveragePool: the mean over every spatial axis, kept as size 1. With
+    ``data_format="channels_first"`` x is (N, C, d1, d2, ...) (for images the same as
+    :func:`global_avg_pool2d`); with ``"channels_last"`` x is (N, d1, d2, ..., C) and the result
+    (N, 1, 1, ..., C).
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> x = Tensor(data=np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2))    # N, H, W, C
+    >>> globalaveragepool(x, "channels_last").to_numpy()
+    array([[[[3., 4.]]]], dtype=float32)
+    """
+    if data_format not in ("channels_first", "channels_last"):
+        raise ValueError(f"globalaveragepool: data_format must be 'channels_first' or "
+                         f"'channels_last', got {data_format!r}")
+    if x.ndim < 3:
+        raise ValueError(f"globalaveragepool: expected x with a batch, a channel and at least one "
+                         f"spatial axis, got shape {tuple(x.shape)}")
+    if data_format == "channels_first":
+        if x.ndim == 4:
+            return global_avg_pool2d(x)         # the op that ONNX export knows
+        return GlobalAveragePool(tuple(range(2, x.ndim)))(x)
+    return GlobalAveragePool(tuple(range(1, x.ndim - 1)))(x)
