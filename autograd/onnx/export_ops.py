@@ -252,6 +252,9 @@ def _clip(context, op, inputs, outputs, tensors):
 
 @register_exporter(padding.Pad)
 def _pad(context, op, inputs, outputs, tensors):
+    if op.mode == "reflect" and padding._copies_an_axis(op.widths, tensors[0].shape):
+        raise NotImplementedError("autograd.onnx.export: a reflect pad equal to its axis length "
+                                  "(SINGA's copy of the axis) has no ONNX Pad equivalent")
     pads = [int(before) for before, _ in op.widths] + [int(after) for _, after in op.widths]
     names = [inputs[0], context.constant(np.asarray(pads, np.int64))]
     if op.mode == "constant":

@@ -187,6 +187,22 @@ def test_an_operation_without_mapping_is_named_and_a_registered_one_exports():
         del EXPORTERS[Cube]
 
 
+def test_a_reflect_pad_as_long_as_its_axis_is_refused_both_ways():
+    """ONNX's reflect stays inside the axis; SINGA's rule (a copy of the axis) has no Pad
+    node, so neither direction may silently change the values."""
+    from onnx import helper, TensorProto
+    model = Wrap(lambda m, x: autograd.pad(x, "reflect", [0, 3, 0, 0]))
+    with pytest.raises(NotImplementedError, match="reflect pad equal to its axis length"):
+        autograd.onnx.export(model, [np.ones((2, 3), np.float32)])
+    pads = helper.make_tensor("pads", TensorProto.INT64, [4], [0, 3, 0, 0])
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], name="mirror", mode="reflect")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [2, 3])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [2, 6])], initializer=[pads])
+    with pytest.raises(NotImplementedError, match=r"Pad 'mirror' reflects by \[0, 3, 0, 0\]"):
+        autograd.onnx.load(helper.make_model(graph))(np.ones((2, 3), np.float32))
+
+
 def test_an_unsupported_node_is_named_and_a_registered_importer_runs():
     from onnx import helper, TensorProto
     node = helper.make_node("Softplus2", ["x"], ["y"], name="mystery")
