@@ -231,8 +231,8 @@ class Pooling2d(Layer):
     ``padding`` is an int, a (height, width) pair, or SINGA's four values (top, bottom, left,
     right), each at most half the kernel; SINGA's ``pad_mode`` "SAME_UPPER" / "SAME_LOWER"
     pads for ceil(size / stride) outputs (the odd pixel after / before) and "VALID" pads
-    nothing. Uneven padding is added explicitly (-inf for max, zeros for average) before a
-    pooling without padding. Average pooling counts padding in the divisor unless
+    nothing: one pooling op on x, whose backward returns x's gradient. Uneven explicit padding
+    is added first (-inf for max, zeros for average) before a pooling without padding. Average pooling counts padding in the divisor unless
     ``count_include_pad=False`` (our addition; AvgPool2d's default).
     """
 
@@ -280,6 +280,13 @@ class Pooling2d(Layer):
 
     def forward(self, x):
         out_shape = self.output_shape(x.shape)
+        if self.pad_mode != "NOTSET":
+            # one op on x (the ops pad for themselves): its backward is x's gradient
+            if self.is_max:
+                return pooling_ops.max_pool2d(x, self.kernel_size, self.stride,
+                                              pad_mode=self.pad_mode)
+            return pooling_ops.avg_pool2d(x, self.kernel_size, self.stride, pad_mode=self.pad_mode,
+                                          count_include_pad=self.count_include_pad)
         (top, bottom), (left, right) = self.geometry.pads(x.shape[2:])
         if top == bottom and left == right:
             if self.is_max:
