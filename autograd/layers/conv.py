@@ -232,12 +232,38 @@ class _Pooling(Layer):
 
 
 class _Pool2d(_Pooling):
+    """The 2-D pooling layers: pairs, and SINGA's ``pad_mode`` ("SAME_UPPER", "SAME_LOWER",
+    "VALID"; "NOTSET" uses ``padding``), which SINGA passes as the fourth positional argument
+    (where ours is ``ceil_mode``: a string there is taken as the pad_mode)."""
+
     _sizes = staticmethod(positive_pair)
     _operations = (pooling_ops.max_pool2d, pooling_ops.avg_pool2d)      # max, average
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, pad_mode="NOTSET"):
+        if isinstance(ceil_mode, str):        # SINGA's MaxPool2d(k, stride, padding, pad_mode)
+            ceil_mode, pad_mode = False, ceil_mode
+        super().__init__(kernel_size, stride, padding, ceil_mode)
+        self.pad_mode = pad_mode_argument(pad_mode, type(self).__name__)
+        if self.pad_mode != "NOTSET":
+            self.geometry = ConvGeometry(self.kernel_size, self.stride, self.padding,
+                                         pad_mode=self.pad_mode, ceil_mode=self.ceil_mode,
+                                         name=type(self).__name__)
 
     @staticmethod
     def _padding(padding, name):
         return pair(padding, name, "padding")
+
+    def extra_repr(self):
+        text = super().extra_repr()
+        return text if self.pad_mode == "NOTSET" else f"{text}, pad_mode={self.pad_mode!r}"
+
+    def forward(self, x):
+        if self.pad_mode == "NOTSET":
+            return super().forward(x)
+        self.output_shape(x.shape)
+        operation = self._operations[self._averaging]
+        return operation(x, self.kernel_size, self.stride, 0, self.ceil_mode,
+                         *self._extra_arguments(), pad_mode=self.pad_mode)
 
 
 class _Averaging:
@@ -246,8 +272,8 @@ class _Averaging:
     _averaging = True
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):
-        super().__init__(kernel_size, stride, padding, ceil_mode)
+                 count_include_pad=True, **options):
+        super().__init__(kernel_size, stride, padding, ceil_mode, **options)  # type: ignore[call-arg]
         self.count_include_pad = bool(count_include_pad)
 
     def extra_repr(self):
@@ -258,7 +284,13 @@ class _Averaging:
 class MaxPool2d(_Pool2d):
     """Max pooling (``autograd.max_pool2d``) over kernel_size windows moving by stride (default
     kernel_size), -inf padding of at most half the kernel; ``ceil_mode`` keeps a last partial
-    window."""
+    window; SINGA's ``pad_mode`` "SAME_UPPER" / "SAME_LOWER" pads for ceil(size / stride)
+    outputs (the odd pixel after / before).
+
+    >>> import autograd
+    >>> autograd.MaxPool2d(2, 2, pad_mode="SAME_UPPER").output_shape((1, 3, 5, 5))
+    (1, 3, 3, 3)
+    """
 
 
 class AvgPool2d(_Averaging, _Pool2d):
