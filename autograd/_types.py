@@ -12,7 +12,7 @@ if TYPE_CHECKING:     # for the checker only: tensor.py imports the operations, 
     from .tensor import Tensor
 
 __all__ = ["Array", "Scalar", "Operand", "Axes", "Shape", "DTypeLike", "IntOrPair",
-           "IntOrTuple"]
+           "IntOrTuple", "Padding", "Indices"]
 
 Array = Any                                    # numpy.ndarray or cupy.ndarray
 Scalar = Union[int, float, np.number]
@@ -22,3 +22,5 @@ Shape = Union[int, Sequence[int]]
 DTypeLike = Any                                # np.float32, "float64", np.dtype(...), ...
 IntOrPair = Union[int, Tuple[int, int]]
 IntOrTuple = Union[int, Sequence[int]]
+Padding = Union[int, Sequence[int], str]       # per axis, SINGA's four values, or "same"/"valid"
+Indices = Union["Tensor", int, Sequence[Any], np.ndarray]   # integer labels or positions

@@ -9,7 +9,7 @@ array([0., 1.], dtype=float32)
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 

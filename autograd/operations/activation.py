@@ -8,6 +8,10 @@ sigmoid, softplus and elu never overflow.
 >>> relu(Tensor(data=[-1.0, 2.0])).to_numpy()
 array([0., 2.], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import math
 
 from ..device import get_array_module
@@ -15,6 +19,10 @@ from ..backend import kernels_for
 from .base import Operation
 from .utils import unbroadcast, as_tensor_like, check_broadcast, check_tensor
 from . import special
+from .._types import Operand
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = [
     "tanh", "sigmoid", "relu", "leakyrelu", "elu", "selu", "gelu", "softplus", "softsign",
@@ -70,7 +78,7 @@ class ReLU(Operation):
         return kernels_for(dy).relu_backward(dy, y)
 
 
-def tanh(x):
+def tanh(x: Tensor) -> Tensor:
     """Hyperbolic tangent of each element.
 
     >>> from autograd import Tensor
@@ -80,7 +88,7 @@ def tanh(x):
     return Tanh()(x)
 
 
-def sigmoid(x):
+def sigmoid(x: Tensor) -> Tensor:
     """The logistic function 1 / (1 + e^-x) of each element; exact for large |x|.
 
     >>> from autograd import Tensor
@@ -90,7 +98,7 @@ def sigmoid(x):
     return Sigmoid()(x)
 
 
-def relu(x):
+def relu(x: Tensor) -> Tensor:
     """max(x, 0) for each element; the gradient at 0 is 0."""
     return ReLU()(x)
 
@@ -171,7 +179,7 @@ class HardSigmoid(Operation):
         return dy * inside * self.alpha
 
 
-def leakyrelu(x, a=0.01):
+def leakyrelu(x: Tensor, a: float = 0.01) -> Tensor:
     """x for positive elements, ``a * x`` otherwise (SINGA's name and default slope).
 
     >>> from autograd import Tensor
@@ -181,18 +189,18 @@ def leakyrelu(x, a=0.01):
     return LeakyReLU(float(a))(x)
 
 
-def elu(x, alpha=1.0):
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """Exponential linear unit: x for x > 0, ``alpha * (e^x - 1)`` otherwise."""
     return ELU(float(alpha))(x)
 
 
-def selu(x, alpha=1.67326, gamma=1.0507):
+def selu(x: Tensor, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor:
     """Scaled ELU with SINGA's signature: ``gamma * x`` for x > 0, ``gamma * alpha * (e^x - 1)``
     otherwise. (PyTorch calls gamma ``scale`` and uses more digits of the same constants.)"""
     return SELU(float(alpha), float(gamma))(x)
 
 
-def hardsigmoid(x, alpha=0.2, gamma=0.5):
+def hardsigmoid(x: Tensor, alpha: float = 0.2, gamma: float = 0.5) -> Tensor:
     """``clip(alpha * x + gamma, 0, 1)``, SINGA's defaults. (PyTorch's hardsigmoid is
     alpha=1/6, gamma=0.5.)
 
@@ -223,7 +231,7 @@ class PRelu(Operation):
         return dx, dslope
 
 
-def prelu(x, slope):
+def prelu(x: Tensor, slope: Operand) -> Tensor:
     """SINGA's PRelu: x where x > 0, ``slope * x`` elsewhere, with a learnable ``slope`` (a
     Tensor, or a number or array taken as a constant). As in SINGA, x and slope broadcast both
     ways: a (C,) slope against (N, C), a (1, C, 1, 1) one against (N, C, H, W), or a slope
@@ -321,7 +329,7 @@ class Erf(Operation):
         return dy * (_TWO_OVER_SQRT_PI * get_array_module(x).exp(-(x * x)))
 
 
-def gelu(x, approximate="none"):
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit ``x * Phi(x)``, exact (erf-based) by default;
     ``approximate="tanh"`` gives the tanh approximation (PyTorch's spelling).
 
@@ -334,17 +342,17 @@ def gelu(x, approximate="none"):
     return GELU(approximate == "tanh")(x)
 
 
-def softplus(x):
+def softplus(x: Tensor) -> Tensor:
     """``log(1 + e^x)`` of each element, without overflow for large x."""
     return Softplus()(x)
 
 
-def softsign(x):
+def softsign(x: Tensor) -> Tensor:
     """``x / (1 + |x|)`` of each element."""
     return Softsign()(x)
 
 
-def erf(x):
+def erf(x: Tensor) -> Tensor:
     """The error function of each element.
 
     >>> from autograd import Tensor

@@ -5,9 +5,16 @@
 >>> pad(Tensor(data=np.ones((1, 2))), "constant", [0, 1, 0, 1]).to_numpy()
 array([[0., 1., 1., 0.]])
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
 from ..device import get_array_module
 from .base import Operation
 from .utils import axis_slice
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["pad"]
 
@@ -82,7 +89,8 @@ def _copies_an_axis(widths, shape):
     return any(n and n in (begin, end) for (begin, end), n in zip(widths, shape))
 
 
-def pad(x, mode="constant", pads=None, constant=0.0):
+def pad(x: Tensor, mode: str = "constant", pads: Optional[Sequence[int]] = None,
+        constant: float = 0.0) -> Tensor:
     """SINGA/ONNX Pad: ``pads`` = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] entries added
     before and after each axis; ``mode`` "constant" (filled with ``constant``), "reflect"
     (mirrored, edge not repeated) or "edge". A reflect pad may be as long as its axis: as in

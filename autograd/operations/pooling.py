@@ -11,6 +11,10 @@ array([[ 5.,  7.],
 array([[ 2.5,  4.5],
        [10.5, 12.5]], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
 import numpy as np
 
 from ..backend import kernels_for
@@ -18,6 +22,10 @@ from ..backend.pooling import Windows
 from ..device import get_array_module
 from ..geometry import ConvGeometry, per_axis
 from .base import Operation
+from .._types import IntOrPair
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["max_pool2d", "avg_pool2d", "global_avg_pool2d", "globalaveragepool"]
 
@@ -88,7 +96,8 @@ def _windows(name, x, kernel_size, stride, padding, ceil_mode, pad_mode):
     return Windows(kernel, geometry.stride, pads, out_size), geometry
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, pad_mode="NOTSET"):
+def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+               padding: IntOrPair = 0, ceil_mode: bool = False, pad_mode: str = "NOTSET") -> Tensor:
     """Max pooling of x (N, C, H, W) over kernel_size windows (int or pair), moving by stride
     (default: kernel_size), with -inf padding of at most half the kernel. ``ceil_mode`` keeps a
     last partial window (one that starts inside the input or the leading padding). The gradient
@@ -102,8 +111,9 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, pad_mode
     return MaxPool2d(windows)(x)
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, pad_mode="NOTSET"):
+def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+               padding: IntOrPair = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, pad_mode: str = "NOTSET") -> Tensor:
     """Average pooling of x (N, C, H, W), arguments as :func:`max_pool2d` with zero padding.
     Each window is divided by the number of its pixels inside the padded input (the ceil-mode
     overhang never counts) or, with ``count_include_pad=False``, inside the input itself.
@@ -122,7 +132,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
         low, high = (-before, size + after) if count_include_pad else (0, size)
         starts = np.arange(windows.out_size[axis]) * windows.stride[axis] - before
         counts.append(np.minimum(starts + windows.kernel[axis], high) - np.maximum(starts, low))
-    divisor = np.outer(counts[0], counts[1])
+    divisor: Any = np.outer(counts[0], counts[1])      # an array, or below one number
     if (divisor == divisor.flat[0]).all():
         divisor = int(divisor.flat[0])      # the common case: one Python number, no array
     return AvgPool2d(windows, divisor)(x)
@@ -142,7 +152,7 @@ class GlobalAvgPool2d(Operation):
         return xp.broadcast_to(dy / dy.dtype.type(count), self.shape)
 
 
-def global_avg_pool2d(x):
+def global_avg_pool2d(x: Tensor) -> Tensor:
     """Mean of each channel of x (N, C, H, W) over its pixels, shaped (N, C, 1, 1).
 
     >>> import numpy as np
@@ -173,7 +183,7 @@ class GlobalAveragePool(Operation):
         return xp.broadcast_to(dy / dy.dtype.type(count), self.shape)
 
 
-def globalaveragepool(x, data_format="channels_first"):
+def globalaveragepool(x: Tensor, data_format: str = "channels_first") -> Tensor:
     """SINGA's GlobalAveragePool: the mean over every spatial axis, kept as size 1. With
     ``data_format="channels_first"`` x is (N, C, d1, d2, ...) (for images the same as
     :func:`global_avg_pool2d`); with ``"channels_last"`` x is (N, d1, d2, ..., C) and the result

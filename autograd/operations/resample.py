@@ -6,11 +6,18 @@
 >>> upsample(x, "nearest", [1, 1, 2, 2]).shape
 (1, 1, 4, 4)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
 import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
 from .utils import scatter_add
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["upsample", "depth_to_space", "space_to_depth"]
 
@@ -37,7 +44,7 @@ class UpsampleNearest(Operation):
         return dx
 
 
-def upsample(x, mode="nearest", scales=None):
+def upsample(x: Tensor, mode: str = "nearest", scales: Optional[Sequence[float]] = None) -> Tensor:
     """SINGA's Upsample: each axis stretched by ``scales`` (one float >= 1 per axis, e.g.
     [1, 1, 2, 2] for NCHW) with nearest-neighbour sampling."""
     if mode != "nearest":
@@ -108,7 +115,7 @@ def _mode(name, mode):
     return upper
 
 
-def depth_to_space(x, blocksize, mode="DCR"):
+def depth_to_space(x: Tensor, blocksize: int, mode: str = "DCR") -> Tensor:
     """Move blocks of channels into space: (N, C*b*b, H, W) -> (N, C, H*b, W*b); ``mode`` is
     ONNX's "DCR" (depth-column-row, the default) or "CRD" (column-row-depth)."""
     _check_nchw("depth_to_space", x)
@@ -119,7 +126,7 @@ def depth_to_space(x, blocksize, mode="DCR"):
     return DepthToSpace(int(blocksize), mode)(x)
 
 
-def space_to_depth(x, blocksize, mode="DCR"):
+def space_to_depth(x: Tensor, blocksize: int, mode: str = "DCR") -> Tensor:
     """Move blocks of space into channels: (N, C, H*b, W*b) -> (N, C*b*b, H, W), the inverse
     of :func:`depth_to_space` in the same ``mode`` ("DCR" or "CRD", as SINGA's).
 
