@@ -110,7 +110,8 @@ def _raw(x):
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = None,
                                  causal: bool = False, dropout: float = 0.0,
-                                 scale: Optional[float] = None, training: Optional[bool] = None) -> Tensor:
+                                 scale: Optional[float] = None,
+                                 training: Optional[bool] = None) -> Tensor:
     """softmax(q k^T / sqrt(D) + mask) v over the last two axes, as PyTorch's
     ``scaled_dot_product_attention`` (its ``attn_mask``, ``is_causal``, ``dropout_p``).
 

@@ -49,7 +49,8 @@ def _check_sequence(x, op, channels="C"):
 
 
 def conv1d(x: Tensor, W: Tensor, b: Optional[Tensor] = None, stride: int = 1,
-           padding: Padding = 0, dilation: int = 1, groups: int = 1, pad_mode: str = "NOTSET") -> Tensor:
+           padding: Padding = 0, dilation: int = 1, groups: int = 1,
+           pad_mode: str = "NOTSET") -> Tensor:
     """1-D convolution (cross-correlation) of x (N, C, L) with W (out_channels, C / groups, k)
     and an optional bias b (out_channels,): :func:`conv2d` on x viewed as (N, C, 1, L).
 

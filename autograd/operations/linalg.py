@@ -147,7 +147,8 @@ class Gemm(Operation):
 
 
 def gemm(A: Tensor, B: Tensor, C: Optional[Tensor] = None, alpha: float = 1.0,
-         beta: float = 1.0, transA: Union[bool, int] = False, transB: Union[bool, int] = False) -> Tensor:
+         beta: float = 1.0, transA: Union[bool, int] = False,
+         transB: Union[bool, int] = False) -> Tensor:
     """ONNX/SINGA Gemm: alpha * op(A) @ op(B) + beta * C, op transposing when asked; C
     broadcasts to the (M, N) result.
 
