@@ -56,6 +56,14 @@ def _cases():
         w=_parameter(rng, 2, 3, 3, 3))
     yield "pools", image, Wrap(lambda m, x: autograd.avg_pool2d(
         autograd.max_pool2d(x, 3, 1, padding=1), 2))
+    yield "avg_pool_inside_pixels", image, Wrap(lambda m, x: autograd.avg_pool2d(
+        x, 3, 1, padding=1, count_include_pad=False))
+    # SINGA's SAME padding, uneven (one op each, pads (1, 0) and (0, 1))
+    yield "same_pools", image, Wrap(lambda m, x: m.max(x) + m.avg(x),
+                                    max=autograd.Pooling2d(3, 2, pad_mode="SAME_LOWER"),
+                                    avg=autograd.Pooling2d(3, 2, is_max=False,
+                                                           pad_mode="SAME_UPPER",
+                                                           count_include_pad=False))
     yield "global_pool", image, Wrap(lambda m, x: autograd.global_avg_pool2d(x))
     yield "batch_norm", image, autograd.BatchNorm2d(3)
     yield "layer_norm", flat, autograd.LayerNorm(5)
