@@ -11,7 +11,13 @@ exactly like the named functions.
 >>> y.to_numpy(), y.creator is not None
 (array(9., dtype=float32), True)
 """
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
 import numpy as np
+
+from ._types import Array, DTypeLike, Scalar, Shape
 
 from .device import Device, cpu, get_default_device, device_of_array, move_array
 from .tensor_inplace import InPlaceMethods
@@ -39,11 +45,20 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
 
     __slots__ = ("data", "device", "creator", "output_index", "requires_grad", "stores_grad",
                  "name", "__weakref__")
+    data: Array                  # for the type checker (annotations only: the slots hold them)
+    device: Device
+    creator: Any                 # the Operation that produced it, or None
+    output_index: int
+    requires_grad: bool
+    stores_grad: bool
+    name: Optional[str]
     __hash__ = object.__hash__      # identity: the graph keys its bookkeeping by tensor objects
     __array_ufunc__ = None          # `ndarray + Tensor` defers to Tensor.__radd__ (recorded)
 
-    def __init__(self, shape=None, data=None, device=None, dtype=None, requires_grad=True,
-                 stores_grad=False, creator=None, name=None):
+    def __init__(self, shape: Optional[Shape] = None, data: Any = None,
+                 device: Optional[Device] = None, dtype: DTypeLike = None,
+                 requires_grad: bool = True, stores_grad: bool = False, creator: Any = None,
+                 name: Optional[str] = None) -> None:
         if isinstance(data, Device):      # SINGA's positional order: Tensor(shape, device, dtype)
             data, device, dtype = None, data, device if dtype is None else dtype
         if stores_grad and not requires_grad:
@@ -98,7 +113,7 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
                 raise type(error)(f"Tensor: cannot make a {np.dtype(dtype or np.float32)} "
                                   f"array from this {type(data).__name__} ({error})") from None
 
-    def new_output(self, data, creator=None, output_index=0):
+    def new_output(self, data: Array, creator: Any = None, output_index: int = 0) -> Tensor:
         """A Tensor of this one's class and device holding ``data`` (no checks, no copy), made
         by ``creator``'s output ``output_index``: the fast constructor an Operation uses for its
         outputs (its first input's ``new_output``) and ``backward`` for gradients. A method, not
@@ -116,27 +131,43 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
         return t
 
     @classmethod
-    def from_operation(cls, data, device, creator=None, output_index=0):
+    def from_operation(cls, data: Array, device: Device, creator: Any = None,
+                       output_index: int = 0) -> Tensor:
         """:meth:`new_output` for a caller that has a class and a device, not a tensor."""
         like = _new_object(cls)
         like.device = device
         return like.new_output(data, creator, output_index)
 
     @classmethod
-    def from_gradient(cls, data, device):
+    def from_gradient(cls, data: Array, device: Device) -> Tensor:
         """A gradient as backward yields it: a plain Tensor needing no gradient itself."""
         return cls.from_operation(data, device)
 
     # ------------------------------------------------------------ what it is
-    shape = property(lambda self: self.data.shape, doc="The array's shape, a tuple.")
-    ndim = property(lambda self: self.data.ndim, doc="The number of dimensions.")
-    size = property(lambda self: self.data.size, doc="The number of elements.")
-    dtype = property(lambda self: self.data.dtype, doc="The array's dtype.")
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The array's shape, a tuple."""
+        return self.data.shape
 
-    def __len__(self):
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return self.data.size
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The array's dtype."""
+        return self.data.dtype
+
+    def __len__(self) -> int:
         return len(self.data)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         flags = ", stores_grad=True" if self.stores_grad else ""
         if self.creator is not None:
             flags += f", creator={type(self.creator).__name__}"
@@ -149,27 +180,27 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
         return self.data if dtype is None else self.data.astype(dtype)
 
     # ------------------------------------------------------------ moving and copying
-    def to_numpy(self):
+    def to_numpy(self) -> np.ndarray:
         """The data as a NumPy array (a copy to the host for a GPU tensor, else the array)."""
         return self.data if self.device.kind == "cpu" else self.data.get()
 
-    def to_device(self, device):
+    def to_device(self, device: Device) -> Tensor:
         """Move this tensor's data to ``device`` in place (as SINGA does) and return self."""
         self.data = move_array(self.data, device)
         self.device = device
         return self
 
-    def to_host(self):
+    def to_host(self) -> Tensor:
         """Move to the CPU in place and return self."""
         return self.to_device(cpu())
 
-    def item(self):
+    def item(self) -> Any:
         """The single element as a Python number (a host synchronisation on the GPU)."""
         if self.data.size != 1:
             raise ValueError(f"item: tensor has {self.data.size} elements, expected 1")
         return self.data.item()
 
-    def copy(self):
+    def copy(self) -> Tensor:
         """A new tensor with a copy of the data and the same flags, outside any graph."""
         t = Tensor(data=self.data, device=self.device, requires_grad=self.requires_grad,
                    stores_grad=self.stores_grad)
@@ -178,39 +209,39 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
 
     clone = copy
 
-    def deepcopy(self):
+    def deepcopy(self) -> Tensor:
         """Same as :meth:`copy` (SINGA's spelling)."""
         return self.copy()
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: Any) -> Tensor:
         return self.copy()
 
-    def __copy__(self):
+    def __copy__(self) -> Tensor:
         return self.copy()
 
-    def detach(self):
+    def detach(self) -> Tensor:
         """The same data as a leaf that requires no gradient (shares the array)."""
         return self.new_output(self.data)
 
-    def as_type(self, dtype):
+    def as_type(self, dtype: DTypeLike) -> Tensor:
         """A copy converted to ``dtype``, outside any graph (use it to cast explicitly)."""
         return Tensor(data=self.data, device=self.device, dtype=np.dtype(dtype),
                       requires_grad=self.requires_grad)
 
     # ------------------------------------------------------------ in-place initialisers
-    def gaussian(self, mean=0.0, std=1.0):
+    def gaussian(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
         """Fill with samples of N(mean, std^2) from this device's generator; returns self."""
         noise = self.device.random.standard_normal(self.data.shape, dtype=self._float_dtype())
         self.data[...] = noise * std + mean
         return self
 
-    def uniform(self, low=0.0, high=1.0):
+    def uniform(self, low: float = 0.0, high: float = 1.0) -> Tensor:
         """Fill with samples of U[low, high) from this device's generator; returns self."""
         noise = self.device.random.random(self.data.shape, dtype=self._float_dtype())
         self.data[...] = noise * (high - low) + low
         return self
 
-    def set_value(self, value):
+    def set_value(self, value: Scalar) -> Tensor:
         """Fill every element with ``value``; returns self."""
         self.data[...] = value
         return self
@@ -222,17 +253,18 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
         return dtype
 
 
-def from_numpy(array):
+def from_numpy(array: Any) -> Tensor:
     """A Tensor holding a copy of a NumPy array, dtype kept (SINGA's ``tensor.from_numpy``)."""
     return Tensor(data=array)
 
 
-def to_numpy(tensor):
+def to_numpy(tensor: Tensor) -> np.ndarray:
     """The data of ``tensor`` as a NumPy array (SINGA's ``tensor.to_numpy``)."""
     return tensor.to_numpy()
 
 
-def copy_data_to_from(dst, src, size, dst_offset=0, src_offset=0):
+def copy_data_to_from(dst: Tensor, src: Tensor, size: int, dst_offset: int = 0,
+                      src_offset: int = 0) -> None:
     """SINGA's ``tensor.copy_data_to_from``: copy ``size`` elements of ``src`` (flattened in C
     order, from ``src_offset``) into ``dst`` (from ``dst_offset``), in place; the two may be on
     different devices. Both must be Tensors of one dtype (cast explicitly).
@@ -263,32 +295,32 @@ def copy_data_to_from(dst, src, size, dst_offset=0, src_offset=0):
         dst.data[...] = flat.reshape(dst.shape)
 
 
-def zeros(shape, device=None, dtype=np.float32):
+def zeros(shape: Shape, device: Optional[Device] = None, dtype: DTypeLike = np.float32) -> Tensor:
     """A new Tensor of zeros."""
     return Tensor(shape=shape, device=device, dtype=dtype)
 
 
-def ones(shape, device=None, dtype=np.float32):
+def ones(shape: Shape, device: Optional[Device] = None, dtype: DTypeLike = np.float32) -> Tensor:
     """A new Tensor of ones."""
     return Tensor(shape=shape, device=device, dtype=dtype).set_value(1)
 
 
-def zeros_like(t):
+def zeros_like(t: Tensor) -> Tensor:
     """Zeros with ``t``'s shape, dtype and device."""
     return zeros(t.shape, t.device, t.dtype)
 
 
-def ones_like(t):
+def ones_like(t: Tensor) -> Tensor:
     """Ones with ``t``'s shape, dtype and device."""
     return ones(t.shape, t.device, t.dtype)
 
 
-def random(shape, device=None):
+def random(shape: Shape, device: Optional[Device] = None) -> Tensor:
     """A new float32 Tensor of samples from U[0, 1) (SINGA's ``tensor.random``)."""
     return Tensor(shape=shape, device=device).uniform(0.0, 1.0)
 
 
-def concatenate(tensors, axis=0):
+def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     """The tensors joined along ``axis`` (``cat``; recorded)."""
     return shape_ops.cat(tensors, axis)
 

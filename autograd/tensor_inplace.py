@@ -11,11 +11,20 @@ Tensor's operators are recorded operations.
 >>> w.to_numpy(), w.creator is None
 (array([0.5, 1.5], dtype=float32), True)
 """
+from __future__ import annotations
+
 import operator
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import numpy as np
 
+from ._types import Array, Operand
 from .device import device_of_array, get_array_module, move_array
+
+if TYPE_CHECKING:
+    from .device import Device
+
+_T = TypeVar("_T", bound="InPlaceMethods")      # the methods return self: a Tensor
 
 __all__ = ["InPlaceMethods"]
 
@@ -25,7 +34,20 @@ class InPlaceMethods:
 
     __slots__ = ()          # Tensor is slotted: a mixin must not bring a __dict__
 
-    def _in_place(self, other, update, symbol):
+    if TYPE_CHECKING:       # what the methods read of Tensor, for the type checker
+        data: Array
+        device: Device
+        creator: Any
+
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+
+        @property
+        def size(self) -> int: ...
+
+        def _float_dtype(self) -> np.dtype: ...
+
+    def _in_place(self: _T, other: Any, update: Callable[[Any, Any], Any], symbol: str) -> _T:
         """Apply ``update(self.data, other)``. A tensor that a recorded operation produced is
         refused, since changing it would silently corrupt the gradients of its graph."""
         if self.creator is not None:
@@ -50,19 +72,19 @@ class InPlaceMethods:
             update(self.data, other)
         return self
 
-    def __iadd__(self, other):
+    def __iadd__(self: _T, other: Operand) -> _T:
         return self._in_place(other, operator.iadd, "+=")
 
-    def __isub__(self, other):
+    def __isub__(self: _T, other: Operand) -> _T:
         return self._in_place(other, operator.isub, "-=")
 
-    def __imul__(self, other):
+    def __imul__(self: _T, other: Operand) -> _T:
         return self._in_place(other, operator.imul, "*=")
 
-    def __itruediv__(self, other):
+    def __itruediv__(self: _T, other: Operand) -> _T:
         return self._in_place(other, operator.itruediv, "/=")
 
-    def copy_data(self, other):
+    def copy_data(self: _T, other: Any) -> _T:
         """Copy ``other``'s values into this tensor's array in place (shapes must match)."""
         value = other.data if hasattr(other, "creator") else other
         if tuple(value.shape) != self.shape:
@@ -71,11 +93,11 @@ class InPlaceMethods:
             self.data[...] = move_array(value, self.device) if hasattr(value, "dtype") else value
         return self
 
-    def copy_from(self, other):
+    def copy_from(self: _T, other: Any) -> _T:
         """SINGA's name of :meth:`copy_data`."""
         return self.copy_data(other)
 
-    def copy_from_numpy(self, array, offset=0):
+    def copy_from_numpy(self: _T, array: Any, offset: int = 0) -> _T:
         """Copy a NumPy array of as many elements as this tensor into it, in place, cast to
         this tensor's dtype and laid out in its shape (SINGA's ``Tensor.copy_from_numpy``,
         with which drivers refill one input tensor every batch); returns self.
@@ -95,7 +117,7 @@ class InPlaceMethods:
         self.data[...] = move_array(array.reshape(self.shape), self.device)
         return self
 
-    def bernoulli(self, p):
+    def bernoulli(self: _T, p: float) -> _T:
         """Fill with 1.0 with probability ``p`` and 0.0 otherwise, in place; returns self."""
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"bernoulli: p must lie in [0, 1], got {p}")
@@ -105,6 +127,6 @@ class InPlaceMethods:
         return self
 
 
-def _is_array(value):
+def _is_array(value: Any) -> bool:
     """An array of some module (NumPy scalars and Python numbers and lists are values)."""
     return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic)

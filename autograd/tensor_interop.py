@@ -17,9 +17,18 @@ exchange (see docs/interop.md).
 >>> back.data is view or np.shares_memory(back.data, view), back.requires_grad
 (True, False)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
 import numpy as np
 
+from ._types import Array
 from .device import cpu, gpu
+
+if TYPE_CHECKING:
+    from .device import Device
+    from .tensor import Tensor
 
 __all__ = ["ExchangeMethods", "from_dlpack"]
 
@@ -37,7 +46,16 @@ class ExchangeMethods:
 
     __slots__ = ()          # Tensor is slotted: a mixin must not bring a __dict__
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    if TYPE_CHECKING:       # what the methods read of Tensor, for the type checker
+        data: Array
+        device: Device
+
+        def to_numpy(self) -> np.ndarray: ...
+
+        def __getitem__(self, index: Any) -> Tensor: ...
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
         """A DLPack capsule of this tensor's memory (the protocol's producer side; consumers
         such as ``torch.from_dlpack`` and ``np.from_dlpack`` call it). The keywords are the
         protocol's and go to the NumPy/CuPy array; only those given are passed, so an older
@@ -49,12 +67,12 @@ class ExchangeMethods:
                  "copy": copy}
         return self.data.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple[int, int]:
         """``(DLPack device type, index)`` of this tensor's memory: ``(1, 0)`` on the CPU,
         ``(2, i)`` on gpu:i."""
         return self.data.__dlpack_device__()
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """The data as a NumPy array, shared, not copied (PyTorch's spelling of ``to_numpy()``
         on the CPU). A GPU tensor is an error: copying to the host is ``to_numpy()``'s job."""
         if self.device.kind != "cpu":
@@ -62,7 +80,7 @@ class ExchangeMethods:
                             "to copy it to the host")
         return self.data
 
-    def tolist(self):
+    def tolist(self) -> Any:
         """The data as (nested) Python lists of Python numbers; a 0-d tensor gives a number.
 
         >>> from autograd import Tensor
@@ -71,14 +89,14 @@ class ExchangeMethods:
         """
         return self.to_numpy().tolist()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         """The sub-tensors along the first axis, ``t[0], t[1], ...`` (recorded like ``t[i]``)."""
         if self.data.ndim == 0:
             raise TypeError("Tensor: iteration over a 0-d tensor (use item())")
         return (self[i] for i in range(self.data.shape[0]))
 
 
-def from_dlpack(obj, requires_grad=False, copy=False):
+def from_dlpack(obj: Any, requires_grad: bool = False, copy: bool = False) -> Tensor:
     """A Tensor holding the array of ``obj``, any object that implements DLPack (a NumPy or
     CuPy array, a torch tensor, a JAX array, another autograd Tensor).
 

@@ -5,10 +5,17 @@ so that they can sit in a Sequential.
 >>> autograd.ReLU()(autograd.Tensor(data=[-1.0, 2.0])).to_numpy()
 array([0., 2.], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..operations import activation as activation_ops
 from ..operations import dropout as dropout_ops
 from ..operations import softmax as softmax_ops
 from .base import AxisLayer, Layer
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "Dropout"]
 
@@ -23,21 +30,21 @@ class _Elementwise(Layer):
 class ReLU(_Elementwise):
     """max(x, 0) elementwise (``autograd.relu``)."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return activation_ops.relu(x)
 
 
 class Sigmoid(_Elementwise):
     """1 / (1 + e^-x) elementwise (``autograd.sigmoid``)."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return activation_ops.sigmoid(x)
 
 
 class Tanh(_Elementwise):
     """tanh(x) elementwise (``autograd.tanh``)."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return activation_ops.tanh(x)
 
 
@@ -45,7 +52,7 @@ class Softmax(AxisLayer, _Elementwise):
     """Softmax along ``axis``; the default axis=1 (the class axis of (N, C) or (N, C, ...)) is
     SINGA's, where PyTorch's nn.Softmax wants the axis named."""
 
-    def __init__(self, axis=1):
+    def __init__(self, axis: int = 1) -> None:
         super().__init__(axis)
 
     def output_shape(self, input_shape):
@@ -54,7 +61,7 @@ class Softmax(AxisLayer, _Elementwise):
                          f"with axis {self.axis}", shape)
         return shape
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         return softmax_ops.softmax(x, axis=self.axis)
 
@@ -65,7 +72,7 @@ class Dropout(_Elementwise):
     ``autograd.training = False``). The mask comes from the device's generator, so
     ``autograd.manual_seed`` makes it repeatable."""
 
-    def __init__(self, ratio=0.5):
+    def __init__(self, ratio: float = 0.5) -> None:
         super().__init__()
         if not 0.0 <= ratio < 1.0:
             raise ValueError(f"Dropout: ratio must be in [0, 1), got {ratio!r}")
@@ -74,5 +81,5 @@ class Dropout(_Elementwise):
     def extra_repr(self):
         return f"ratio={self.ratio}"
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return dropout_ops.dropout(x, ratio=self.ratio, training=self.is_training)

@@ -12,6 +12,10 @@ layers (SINGA's W (in, out)) applied to the (N*T, E) rows.
 >>> [name for name, _ in attn.named_parameters()]
 ['in_proj.W', 'in_proj.b', 'out_proj.W', 'out_proj.b']
 """
+from __future__ import annotations
+
+from typing import Any, Optional
+
 import numpy as np
 
 from ..operations import activation, attention as attention_ops, dropout as dropout_ops
@@ -52,8 +56,9 @@ class MultiHeadAttention(Layer):
     three times); otherwise ``q_proj``, ``k_proj``, ``v_proj``. ``out_proj`` is (E, E).
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None,
-                 packed=None):
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
+                 bias: bool = True, kdim: Optional[int] = None, vdim: Optional[int] = None,
+                 packed: Optional[bool] = None) -> None:
         super().__init__()
         self.embed_dim = positive_int(embed_dim, "embed_dim", "MultiHeadAttention")
         self.num_heads = positive_int(num_heads, "num_heads", "MultiHeadAttention")
@@ -117,8 +122,9 @@ class MultiHeadAttention(Layer):
         return [self._heads(apply_rows(layer, x)) for layer, x in
                 ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value))]
 
-    def forward(self, query, key=None, value=None, key_padding_mask=None, attn_mask=None,
-                causal=False):
+    def forward(self, query: Tensor, key: Optional[Tensor] = None,
+                value: Optional[Tensor] = None, key_padding_mask: Any = None,
+                attn_mask: Any = None, causal: bool = False) -> Tensor:
         key = query if key is None else key
         value = key if value is None else value
         self._check("query", query, self.embed_dim)
@@ -161,7 +167,7 @@ class PositionalEmbedding(Layer):
     """A learned position table W (max_len, embed_dim), N(0, std^2): x (N, T, E) -> x + W[:T]
     (T <= max_len)."""
 
-    def __init__(self, max_len, embed_dim, std=0.02):
+    def __init__(self, max_len: int, embed_dim: int, std: float = 0.02) -> None:
         super().__init__()
         self.max_len = positive_int(max_len, "max_len", "PositionalEmbedding")
         self.embed_dim = positive_int(embed_dim, "embed_dim", "PositionalEmbedding")
@@ -171,7 +177,7 @@ class PositionalEmbedding(Layer):
     def extra_repr(self):
         return f"{self.max_len}, {self.embed_dim}"
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         if x.ndim != 3 or x.shape[-1] != self.embed_dim or x.shape[1] > self.max_len:
             raise ValueError(f"{self.describe()}: expected input of shape (N, T <= "
                              f"{self.max_len}, {self.embed_dim}), got {shape_text(x.shape)}")
@@ -187,8 +193,10 @@ class TransformerBlock(Layer):
     (each position sees itself and the past); ``block(x, key_padding_mask=...)`` passes a
     padding mask to the attention."""
 
-    def __init__(self, embed_dim, num_heads, mlp_ratio=4, dropout=0.0, causal=False,
-                 activation="gelu", norm_first=True, hidden_dim=None, eps=1e-5, bias=True):
+    def __init__(self, embed_dim: int, num_heads: int, mlp_ratio: float = 4,
+                 dropout: float = 0.0, causal: bool = False, activation: str = "gelu",
+                 norm_first: bool = True, hidden_dim: Optional[int] = None, eps: float = 1e-5,
+                 bias: bool = True) -> None:
         super().__init__()
         if activation not in ("gelu", "relu"):
             raise ValueError(f"{type(self).__name__}: activation must be 'gelu' or 'relu', got "
@@ -216,7 +224,8 @@ class TransformerBlock(Layer):
         h = activation.gelu(h) if self.activation == "gelu" else activation.relu(h)
         return apply_rows(self.proj, self._drop(h))
 
-    def forward(self, x, key_padding_mask=None, attn_mask=None):
+    def forward(self, x: Tensor, key_padding_mask: Any = None,
+                attn_mask: Any = None) -> Tensor:
         def attend(h):
             return self._drop(self.attn(h, h, h, key_padding_mask=key_padding_mask,
                                         attn_mask=attn_mask, causal=self.causal))
@@ -233,8 +242,9 @@ class TransformerEncoderLayer(TransformerBlock):
     (the only layout here): a :class:`TransformerBlock` with PyTorch's defaults. Call it as
     ``layer(src, src_mask=None, src_key_padding_mask=None, is_causal=False)``."""
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=True, norm_first=False, bias=True):
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = True, norm_first: bool = False, bias: bool = True) -> None:
         if not batch_first:
             raise ValueError("TransformerEncoderLayer: only batch_first=True (N, T, E) is "
                              "supported")
@@ -242,6 +252,7 @@ class TransformerEncoderLayer(TransformerBlock):
                          norm_first=norm_first, hidden_dim=dim_feedforward, eps=layer_norm_eps,
                          bias=bias)
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+    def forward(self, src: Tensor, src_mask: Any = None,  # type: ignore[override]
+                src_key_padding_mask: Any = None, is_causal: bool = False) -> Tensor:
         self.causal = bool(is_causal)
         return super().forward(src, key_padding_mask=src_key_padding_mask, attn_mask=src_mask)

@@ -17,6 +17,10 @@ dict of Layers) is a sub-layer whose names are prefixed by the attribute's (``co
 >>> [name for name, _ in TwoLayers().named_parameters()]
 ['hidden.W', 'hidden.b', 'out.W', 'out.b']
 """
+from __future__ import annotations
+
+from typing import Any
+
 import threading
 from collections import namedtuple
 
@@ -35,7 +39,7 @@ LoadResult = namedtuple("LoadResult", ["missing_keys", "unexpected_keys"])
 class _Hooks(threading.local):
     """Per thread: callbacks ``hook(layer, output)`` run after every Layer call in that thread
     (summary() traces with them, without seeing other threads' models)."""
-    active = ()
+    active: tuple = ()
 
 
 call_hooks = _Hooks()
@@ -63,12 +67,12 @@ class Layer:
     training = True
     _initialized = False
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.training = True
-        self._buffer_names = []
+        self._buffer_names: list[str] = []
 
     # ------------------------------------------------------------ calling
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not self._initialized:
             self.initialize(*args, **kwargs)
             self._initialized = True
@@ -80,7 +84,7 @@ class Layer:
     def initialize(self, *args, **kwargs):
         """Runs once, on the first call, before ``forward``; nothing by default."""
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
 
     def output_shape(self, input_shape):
@@ -329,7 +333,7 @@ class AxisLayer(Layer):
     """A layer whose one argument is an axis (Softmax, Flatten, Cat): kept as an int and shown
     in the repr."""
 
-    def __init__(self, axis):
+    def __init__(self, axis: int) -> None:
         super().__init__()
         self.axis = int(axis)
 

@@ -10,11 +10,19 @@ call them as layers, and check their inputs first with errors that name the laye
 >>> autograd.Reshape()(autograd.Tensor(shape=(2, 3, 4)), (0, -1)).shape    # 0 copies a dim
 (2, 12)
 """
+from __future__ import annotations
+
+from typing import Optional, Sequence, TYPE_CHECKING
+
 import numpy as np
 
 from ..operations import elementwise as elementwise_ops
 from ..operations import shape as shape_ops
 from .base import AxisLayer, Layer, shape_text
+from .._types import Operand
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["Add", "Cat", "Reshape"]
 
@@ -31,7 +39,7 @@ class Add(Layer):
             raise ValueError(f"{self.describe()}: expected inputs that broadcast together, got "
                              f"{shape_text(shape_a)} and {shape_text(shape_b)}") from None
 
-    def forward(self, a, b):
+    def forward(self, a: Operand, b: Operand) -> Tensor:
         if hasattr(a, "shape") and hasattr(b, "shape"):
             self.output_shape(a.shape, b.shape)
         return elementwise_ops.add(a, b)
@@ -41,7 +49,7 @@ class Cat(AxisLayer):
     """SINGA's Cat layer: ``Cat(axis)([x1, x2, ...])`` joins a list of tensors along ``axis``
     (``autograd.cat``); the other axes must match."""
 
-    def __init__(self, axis=0):
+    def __init__(self, axis: int = 0) -> None:
         super().__init__(axis)
 
     def output_shape(self, input_shapes):
@@ -65,7 +73,7 @@ class Cat(AxisLayer):
         joined = None if any(s[axis] is None for s in shapes) else sum(s[axis] for s in shapes)
         return first[:axis] + (joined,) + first[axis + 1:]
 
-    def forward(self, xs):
+    def forward(self, xs: Sequence[Tensor]) -> Tensor:
         if hasattr(xs, "creator"):
             raise TypeError(f"{self.describe()}: expected a list of tensors, got one Tensor "
                             "(write Cat()([a, b]))")
@@ -79,7 +87,7 @@ class Reshape(Layer):
     fixed at construction (a shape given in the call wins). As in SINGA (ONNX Reshape), a 0
     copies the input's dimension at that position and one -1 is inferred."""
 
-    def __init__(self, shape=None):
+    def __init__(self, shape: Optional[Sequence[int]] = None) -> None:
         super().__init__()
         self.shape = None if shape is None else self._checked(shape)
 
@@ -116,5 +124,5 @@ class Reshape(Layer):
                              f"({size} elements) into {shape}")
         return tuple(size // known if n == -1 else n for n in target)
 
-    def forward(self, x, shape=None):
+    def forward(self, x: Tensor, shape: Optional[Sequence[int]] = None) -> Tensor:
         return shape_ops.reshape(x, self.output_shape(x.shape, shape))

@@ -7,6 +7,10 @@
 >>> model.output_shape((5, 4)), len(model), type(model[1]).__name__
 ((5, 2), 3, 'ReLU')
 """
+from __future__ import annotations
+
+from typing import Any
+
 from .base import Layer
 
 __all__ = ["Sequential"]
@@ -23,7 +27,7 @@ class Sequential(Layer):
     before any layer has run or updated its running statistics.
     """
 
-    def __init__(self, *layers):
+    def __init__(self, *layers: Any) -> None:
         super().__init__()
         if len(layers) == 1 and isinstance(layers[0], dict):
             items = list(layers[0].items())
@@ -64,7 +68,7 @@ class Sequential(Layer):
             return dict(items)[index]
         return items[index][1]
 
-    def forward(self, x):
+    def forward(self, x: Any) -> Any:
         self._check_chain(x.shape)
         for layer in self:
             x = layer(x)

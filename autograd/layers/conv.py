@@ -7,6 +7,10 @@
 >>> autograd.MaxPool2d(3, 2).output_shape((4, 32, 28, 28))
 (4, 32, 13, 13)
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Union
+
 import math
 
 import numpy as np
@@ -19,6 +23,7 @@ from .arguments import conv_padding, pad_mode_argument, positive_int, positive_p
 from .base import Layer, shape_text
 from .fused_activation import fused_activation
 from .init import check_scheme, initialize
+from .._types import IntOrPair, Padding
 
 __all__ = ["Conv2d", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d"]
 
@@ -31,18 +36,28 @@ class _Convolution(Layer):
 
     _LAYER = "Conv2d"
     _AXES: tuple[str, ...] = ("H", "W")
+    # for the type checker: what each subclass gives, and the lazily created parameters
+    _count: Callable[..., int]
+    _sizes: Callable[..., Any]
+    _padding: Callable[..., Any]
+    _operation: Callable[..., Tensor]
+    W: Any                  # a Tensor; None until the first input (lazy form) builds it
+    b: Any                  # a Tensor, or None without a bias
 
     @staticmethod
     def _per_axis(value):
         """2-D arguments are pairs already; Conv1d and the 1-D poolings wrap their ints."""
         return value
 
-    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, pad_mode="NOTSET", init="xavier", wscale=1.0,
-                 group=None):
+    def __init__(self, in_channels: int, out_channels: IntOrPair,
+                 kernel_size: Optional[IntOrPair] = None, stride: IntOrPair = 1,
+                 padding: Padding = 0, dilation: IntOrPair = 1, groups: int = 1, bias: bool = True,
+                 pad_mode: str = "NOTSET", init: str = "xavier", wscale: float = 1.0,
+                 group: Optional[int] = None) -> None:
         super().__init__()
         if kernel_size is None:                     # SINGA's lazy (out_channels, kernel_size)
-            in_channels, out_channels, kernel_size = None, in_channels, out_channels
+            in_channels, out_channels, kernel_size = (
+                None, in_channels, out_channels)  # type: ignore[assignment]
         groups = groups if group is None else group
         self.out_channels = self._count(out_channels, "out_channels")
         self.groups = self._count(groups, "groups")
@@ -116,7 +131,7 @@ class _Convolution(Layer):
                              f"{smallest} (padding {axis_pads})", shape)
         return (shape[0], self.out_channels) + out
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         if self.W is None:
             dtype = x.dtype if x.dtype.kind == "f" else np.float32
@@ -182,8 +197,13 @@ class _Pooling(Layer):
     _AXES: tuple[str, ...] = ("H", "W")
     _per_axis = staticmethod(_Convolution._per_axis)
     _averaging = False
+    # for the type checker: what each subclass gives
+    _sizes: Callable[..., Any]
+    _padding: Callable[..., Any]
+    _operations: tuple[Callable[..., Tensor], Callable[..., Tensor]]
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False):
+    def __init__(self, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+                 padding: IntOrPair = 0, ceil_mode: bool = False) -> None:
         super().__init__()
         name = type(self).__name__
         self.kernel_size = self._sizes(kernel_size, "kernel_size", name)
@@ -224,7 +244,7 @@ class _Pooling(Layer):
     def _extra_arguments(self):
         return (self.count_include_pad,) if self._averaging else ()
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         operation = self._operations[self._averaging]
         return operation(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
@@ -232,12 +252,41 @@ class _Pooling(Layer):
 
 
 class _Pool2d(_Pooling):
+    """The 2-D pooling layers: pairs, and SINGA's ``pad_mode`` ("SAME_UPPER", "SAME_LOWER",
+    "VALID"; "NOTSET" uses ``padding``), which SINGA passes as the fourth positional argument
+    (where ours is ``ceil_mode``: a string there is taken as the pad_mode)."""
+
     _sizes = staticmethod(positive_pair)
     _operations = (pooling_ops.max_pool2d, pooling_ops.avg_pool2d)      # max, average
+
+    def __init__(self, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+                 padding: IntOrPair = 0, ceil_mode: Union[bool, str] = False,
+                 pad_mode: str = "NOTSET") -> None:
+        if isinstance(ceil_mode, str):        # SINGA's MaxPool2d(k, stride, padding, pad_mode)
+            pad_mode = ceil_mode
+            ceil_mode = False
+        super().__init__(kernel_size, stride, padding, ceil_mode)
+        self.pad_mode = pad_mode_argument(pad_mode, type(self).__name__)
+        if self.pad_mode != "NOTSET":
+            self.geometry = ConvGeometry(self.kernel_size, self.stride, self.padding,
+                                         pad_mode=self.pad_mode, ceil_mode=self.ceil_mode,
+                                         name=type(self).__name__)
 
     @staticmethod
     def _padding(padding, name):
         return pair(padding, name, "padding")
+
+    def extra_repr(self):
+        text = super().extra_repr()
+        return text if self.pad_mode == "NOTSET" else f"{text}, pad_mode={self.pad_mode!r}"
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.pad_mode == "NOTSET":
+            return super().forward(x)
+        self.output_shape(x.shape)
+        operation = self._operations[self._averaging]
+        return operation(x, self.kernel_size, self.stride, 0,  # type: ignore[misc]
+                         self.ceil_mode, *self._extra_arguments(), pad_mode=self.pad_mode)
 
 
 class _Averaging:
@@ -245,9 +294,11 @@ class _Averaging:
 
     _averaging = True
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):
-        super().__init__(kernel_size, stride, padding, ceil_mode)
+    def __init__(self, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+                 padding: IntOrPair = 0, ceil_mode: Union[bool, str] = False,
+                 count_include_pad: bool = True, **options: Any) -> None:
+        super().__init__(kernel_size, stride, padding,  # type: ignore[call-arg]
+                         ceil_mode, **options)
         self.count_include_pad = bool(count_include_pad)
 
     def extra_repr(self):
@@ -258,7 +309,13 @@ class _Averaging:
 class MaxPool2d(_Pool2d):
     """Max pooling (``autograd.max_pool2d``) over kernel_size windows moving by stride (default
     kernel_size), -inf padding of at most half the kernel; ``ceil_mode`` keeps a last partial
-    window."""
+    window; SINGA's ``pad_mode`` "SAME_UPPER" / "SAME_LOWER" pads for ceil(size / stride)
+    outputs (the odd pixel after / before).
+
+    >>> import autograd
+    >>> autograd.MaxPool2d(2, 2, pad_mode="SAME_UPPER").output_shape((1, 3, 5, 5))
+    (1, 3, 3, 3)
+    """
 
 
 class AvgPool2d(_Averaging, _Pool2d):
@@ -274,6 +331,6 @@ class GlobalAvgPool2d(Layer):
         self.check_input(len(shape) == 4, "(N, C, H, W)", shape)
         return (shape[0], shape[1], 1, 1)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         return pooling_ops.global_avg_pool2d(x)

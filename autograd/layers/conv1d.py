@@ -10,12 +10,19 @@ on the sequence viewed as an image of height 1.
 >>> autograd.MaxPool1d(2).output_shape((2, 8, 50))
 (2, 8, 25)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..operations import conv1d as conv1d_ops
 from ..operations import pooling as pooling_ops
 from .arguments import conv_padding
 from .conv import _Averaging, _Convolution, _Pooling
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["Conv1d", "MaxPool1d", "AvgPool1d"]
 
@@ -80,7 +87,7 @@ class _Pool1d(_Pooling):
 
     _operations = (conv1d_ops.max_pool1d, conv1d_ops.avg_pool1d)      # max, average
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         if x.ndim != 4:
             return super().forward(x)
         self.output_shape(x.shape)              # SINGA's (N, C, 1, L): pooled as an image

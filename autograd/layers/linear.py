@@ -7,6 +7,10 @@
 >>> layer(autograd.Tensor(data=np.ones((2, 4), np.float32))).shape
 (2, 3)
 """
+from __future__ import annotations
+
+from typing import Any, Optional
+
 import math
 
 import numpy as np
@@ -18,6 +22,7 @@ from ..tensor import Tensor
 from .arguments import positive_int
 from .base import AxisLayer, Layer, shape_text
 from .init import check_scheme, initialize
+from .._types import Indices
 
 __all__ = ["Linear", "Embedding", "Flatten"]
 
@@ -32,7 +37,13 @@ class Linear(Layer):
     Glorot uniform by default), ``wscale`` scales it; b starts at zero.
     """
 
-    def __init__(self, in_features, out_features=None, bias=True, init="xavier", wscale=1.0):
+    W: Any                  # a Tensor; None until the first input builds it (lazy form)
+    b: Any                  # a Tensor, or None without a bias
+
+
+    def __init__(self, in_features: Optional[int], out_features: Optional[int] = None,
+                 bias: bool = True,
+                 init: str = "xavier", wscale: float = 1.0) -> None:
         super().__init__()
         if out_features is None:                 # SINGA's Linear(out_features)
             in_features, out_features = None, in_features
@@ -67,7 +78,7 @@ class Linear(Layer):
                          shape_text(("N", "in_features" if known is None else known)), shape)
         return (shape[0], self.out_features)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         if self.W is None:
             dtype = x.dtype if x.dtype.kind == "f" else np.float32
@@ -104,7 +115,8 @@ class Embedding(Layer):
     W (num_embeddings, embedding_dim); repeated ids accumulate their gradients. ``init``
     defaults to Glorot uniform over (num_embeddings, embedding_dim)."""
 
-    def __init__(self, num_embeddings, embedding_dim, init="xavier", wscale=1.0):
+    def __init__(self, num_embeddings: int, embedding_dim: int, init: str = "xavier",
+                 wscale: float = 1.0) -> None:
         super().__init__()
         self.num_embeddings = positive_int(num_embeddings, "num_embeddings", "Embedding")
         self.embedding_dim = positive_int(embedding_dim, "embedding_dim", "Embedding")
@@ -119,7 +131,7 @@ class Embedding(Layer):
     def output_shape(self, input_shape):
         return tuple(input_shape) + (self.embedding_dim,)
 
-    def forward(self, ids):
+    def forward(self, ids: Indices) -> Tensor:
         if not hasattr(ids, "dtype"):                 # a list: the op takes arrays and Tensors
             ids = np.asarray(ids)
         if ids.dtype.kind not in "iu":
@@ -132,7 +144,7 @@ class Flatten(AxisLayer):
     the default axis=1 an (N, C, H, W) batch becomes (N, C*H*W). A negative axis counts from
     the end (axis=-1 keeps the last dimension)."""
 
-    def __init__(self, axis=1):
+    def __init__(self, axis: int = 1) -> None:
         super().__init__(axis)
 
     def output_shape(self, input_shape):
@@ -142,7 +154,7 @@ class Flatten(AxisLayer):
         axis = self.axis + len(shape) if self.axis < 0 else self.axis
         return (_product(shape[:axis]), _product(shape[axis:]))
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return shape_ops.reshape(x, self.output_shape(x.shape))
 
 

@@ -10,8 +10,16 @@ the loss functions (integer labels (N,) or (N, C) targets for the classification
 >>> round(autograd.SoftMaxCrossEntropy()(x, np.array([1, 3])).item(), 4)   # log 4
 1.3863
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..operations import loss as loss_ops
 from .base import Layer, shape_text
+from .._types import Indices
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["SoftMaxCrossEntropy", "MeanSquareError", "CrossEntropy", "BinaryCrossEntropy"]
 
@@ -56,7 +64,7 @@ class SoftMaxCrossEntropy(_ClassificationLoss):
 
     what = "logits"
 
-    def forward(self, x, t):
+    def forward(self, x: Tensor, t: Indices) -> Tensor:
         self.output_shape(x.shape, _shape(t))
         return loss_ops.softmax_cross_entropy(x, t)
 
@@ -67,7 +75,7 @@ class CrossEntropy(_ClassificationLoss):
 
     what = "probabilities"
 
-    def forward(self, p, t):
+    def forward(self, p: Tensor, t: Indices) -> Tensor:
         self.output_shape(p.shape, _shape(t))
         return loss_ops.cross_entropy(p, t)
 
@@ -77,7 +85,7 @@ class MeanSquareError(_ElementwiseLoss):
     divides the sum of squares by 2N instead (for x of shape (N, C), C / 2 times our value);
     we keep the mean over all elements that PyTorch's MSELoss gives."""
 
-    def forward(self, x, t):
+    def forward(self, x: Tensor, t: Indices) -> Tensor:
         self.output_shape(x.shape, _shape(t))
         return loss_ops.mse_loss(x, t)
 
@@ -86,6 +94,6 @@ class BinaryCrossEntropy(_ElementwiseLoss):
     """``-mean(t log p + (1 - t) log(1 - p))`` over all elements for probabilities p:
     ``autograd.binary_cross_entropy`` (logs clamped at -100)."""
 
-    def forward(self, p, t):
+    def forward(self, p: Tensor, t: Indices) -> Tensor:
         self.output_shape(p.shape, _shape(t))
         return loss_ops.binary_cross_entropy(p, t)

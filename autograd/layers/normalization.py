@@ -9,6 +9,8 @@ momentum=0.9 here is PyTorch's momentum=0.1.
 >>> [n for n, _ in bn.named_parameters()], [n for n, _ in bn.named_buffers()]
 (['scale', 'bias'], ['running_mean', 'running_var'])
 """
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
@@ -16,6 +18,7 @@ import numpy as np
 from ..operations import normalization as normalization_ops
 from ..tensor import Tensor
 from .base import Layer, shape_text
+from .._types import Shape
 
 __all__ = ["BatchNorm2d", "BatchNorm1d", "LayerNorm"]
 
@@ -33,9 +36,18 @@ class BatchNorm2d(Layer):
     input leaves the running statistics as they were.
     """
 
+    num_features: int       # for the type checker (set in __init__)
+    momentum: float
+    eps: float
+    scale: Tensor
+    bias: Tensor
+    running_mean: Tensor    # buffers
+    running_var: Tensor
+
+
     _layout: tuple[str, ...] = ("N", "C", "H", "W")
 
-    def __init__(self, num_features, momentum=0.9, eps=1e-5):
+    def __init__(self, num_features: int, momentum: float = 0.9, eps: float = 1e-5) -> None:
         super().__init__()
         name = type(self).__name__
         if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) \
@@ -70,7 +82,7 @@ class BatchNorm2d(Layer):
                          shape_text(layout[:1] + (self.num_features,) + layout[2:]), shape)
         return shape
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         training = self.is_training
         if training and x.size // self.num_features < 2:
@@ -92,10 +104,11 @@ class LayerNorm(Layer):
     (``autograd.layer_norm``), with ``scale`` (ones) and ``bias`` (zeros) of that shape unless
     ``elementwise_affine=False``."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
+    def __init__(self, normalized_shape: Shape, eps: float = 1e-5,
+                 elementwise_affine: bool = True) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else \
-            tuple(normalized_shape)
+            tuple(normalized_shape)     # type: ignore[arg-type]  # not narrowed by Integral
         if not shape or any(not isinstance(n, numbers.Integral) or n < 1 for n in shape):
             raise ValueError(f"LayerNorm: normalized_shape must be a positive int or a tuple of "
                              f"them, got {normalized_shape!r}")
@@ -117,7 +130,7 @@ class LayerNorm(Layer):
                          shape_text(("N", "...") + self.normalized_shape), shape)
         return shape
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         return normalization_ops.layer_norm(x, self.normalized_shape, self.scale, self.bias,
                                             eps=self.eps)

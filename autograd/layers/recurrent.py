@@ -29,6 +29,10 @@ each weight with fan_in / fan_out of one gate block: (input_size, hidden_size) f
 >>> y.shape, h.shape, c.shape
 ((5, 4, 3), (4, 3), (4, 3))
 """
+from __future__ import annotations
+
+from typing import Any, Sequence, Union
+
 import numpy as np
 
 from ..operations import activation
@@ -49,8 +53,9 @@ class _Recurrent(Layer):
     gate_count = 1
     state_count = 1          # 2 for LSTM: (h, c)
 
-    def __init__(self, input_size, hidden_size, *, bias=True, batch_first=False,
-                 return_sequences=False, init="xavier", wscale=1.0):
+    def __init__(self, input_size: int, hidden_size: int, *, bias: bool = True,
+                 batch_first: bool = False, return_sequences: bool = False, init: str = "xavier",
+                 wscale: float = 1.0) -> None:
         super().__init__()
         name = type(self).__name__
         self.input_size = positive_int(input_size, "input_size", name)
@@ -89,7 +94,7 @@ class _Recurrent(Layer):
                          and all(n is None or n >= 1 for n in shape[:2]),
                          shape_text(layout + (self.input_size,)), shape)
 
-    def _sequence(self, x):
+    def _sequence(self, x: Any) -> Tensor:
         """x as one (seq_len, batch, input_size) Tensor, checked."""
         if isinstance(x, (list, tuple)):
             if not x or not all(isinstance(t, Tensor) and t.ndim == 2 for t in x):
@@ -165,7 +170,8 @@ class _Recurrent(Layer):
                          self._initial_state(state, x_t.shape[0], x_t))
         return new[0] if self.state_count == 1 else new
 
-    def forward(self, x, initial_state=None):
+    def forward(self, x: Union[Tensor, Sequence[Tensor]],
+                initial_state: Any = None) -> tuple[Tensor, Any]:
         x = self._sequence(x)
         steps, batch, _ = x.shape
         state = self._initial_state(initial_state, batch, x)
@@ -191,8 +197,9 @@ class RNN(_Recurrent):
     """Elman RNN: ``h_t = act(x_t W_ih + b_ih + h_(t-1) W_hh + b_hh)``, act = tanh or relu
     (``nonlinearity``). Returns ``(output, h_T)``; see the module docstring."""
 
-    def __init__(self, input_size, hidden_size, *, nonlinearity="tanh", bias=True,
-                 batch_first=False, return_sequences=False, init="xavier", wscale=1.0):
+    def __init__(self, input_size: int, hidden_size: int, *, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, return_sequences: bool = False,
+                 init: str = "xavier", wscale: float = 1.0) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity

@@ -7,6 +7,10 @@ layers in :mod:`autograd.layers.loss`.
 >>> gemm(autograd.Tensor(data=np.ones((2, 4), np.float32))).shape, gemm.W.shape, gemm.b.shape
 ((2, 3), (3, 4), (1, 3))
 """
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
 import numpy as np
 
 from ..operations import elementwise as elementwise_ops
@@ -21,6 +25,7 @@ from .arguments import conv_padding, pad_mode_argument, positive_int, positive_p
 from .base import Layer, shape_text
 from .conv import Conv2d
 from .init import check_scheme, initialize
+from .._types import IntOrPair, IntOrTuple, Padding
 
 __all__ = ["Gemm", "SeparableConv2d", "Pooling2d", "SoftMax"]
 
@@ -37,8 +42,15 @@ class Gemm(Layer):
     pick W's scheme. The output is (M, nb_kernels), M = x's rows (its columns when transA).
     """
 
-    def __init__(self, nb_kernels, alpha=1.0, beta=1.0, transA=False, transB=True, bias=True,
-                 bias_shape=None, init="xavier", wscale=1.0):
+    W: Any                  # a Tensor; None until the first input builds it
+    b: Any                  # a Tensor, or None without a bias
+
+
+    def __init__(self, nb_kernels: int, alpha: float = 1.0, beta: float = 1.0,
+                 transA: Union[bool, int] = False, transB: Union[bool, int] = True,
+                 bias: bool = True,
+                 bias_shape: Optional[Sequence[int]] = None, init: str = "xavier",
+                 wscale: float = 1.0) -> None:
         super().__init__()
         self.nb_kernels = positive_int(nb_kernels, "nb_kernels", "Gemm")
         self.alpha, self.beta = float(alpha), float(beta)
@@ -93,7 +105,7 @@ class Gemm(Layer):
                                  f"{shape_text(shape)}") from None
         return (rows, self.nb_kernels)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         if self.W is None:
             dtype = x.dtype if x.dtype.kind == "f" else np.float32
@@ -137,11 +149,18 @@ class SeparableConv2d(Layer):
     input's channels. ``padding`` is what :class:`Conv2d` takes (int, pair, "same", "valid").
     """
 
-    def __init__(self, in_channels, out_channels, kernel_size=None, stride=1, padding=0,
-                 bias=False):
+    depthwise_conv: Any     # a Conv2d; None until the first input builds it (lazy form)
+    point_conv: Any
+
+
+    def __init__(self, in_channels: int, out_channels: IntOrPair,
+                 kernel_size: Optional[IntOrPair] = None, stride: IntOrPair = 1,
+                 padding: Padding = 0, bias: bool = False) -> None:
         super().__init__()
         if kernel_size is None:                    # SINGA's (nb_kernels, kernel_size)
-            in_channels, out_channels, kernel_size = None, in_channels, out_channels
+            # SINGA's positional form shifts the arguments: out_channels holds the kernel size
+            in_channels, out_channels, kernel_size = (
+                None, in_channels, out_channels)  # type: ignore[assignment]
         self.out_channels = positive_int(out_channels, "out_channels", "SeparableConv2d")
         self.kernel_size = positive_pair(kernel_size, "kernel_size", "SeparableConv2d")
         self.stride = positive_pair(stride, "stride", "SeparableConv2d")
@@ -189,7 +208,7 @@ class SeparableConv2d(Layer):
             raise ValueError(f"{self.describe()}: {str(error).split(': ', 1)[1]}") from None
         return (shape[0], self.out_channels) + spatial
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         self.output_shape(x.shape)
         if self.depthwise_conv is None:
             self._build(x.shape[1], lazy=True)
@@ -231,13 +250,15 @@ class Pooling2d(Layer):
     ``padding`` is an int, a (height, width) pair, or SINGA's four values (top, bottom, left,
     right), each at most half the kernel; SINGA's ``pad_mode`` "SAME_UPPER" / "SAME_LOWER"
     pads for ceil(size / stride) outputs (the odd pixel after / before) and "VALID" pads
-    nothing. Uneven padding is added explicitly (-inf for max, zeros for average) before a
-    pooling without padding. Average pooling counts padding in the divisor unless
-    ``count_include_pad=False`` (our addition; AvgPool2d's default).
+    nothing: one pooling op on x, whose backward returns x's gradient. Uneven explicit padding
+    is added first (-inf for max, zeros for average) before a pooling without padding.
+    Average pooling counts padding in the divisor unless ``count_include_pad=False`` (our
+    addition; AvgPool2d's default).
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, is_max=True, pad_mode="NOTSET",
-                 count_include_pad=True):
+    def __init__(self, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+                 padding: IntOrTuple = 0, is_max: bool = True, pad_mode: str = "NOTSET",
+                 count_include_pad: bool = True) -> None:
         super().__init__()
         name = type(self).__name__
         self.kernel_size = positive_pair(kernel_size, "kernel_size", name)
@@ -278,8 +299,15 @@ class Pooling2d(Layer):
                              f"{smallest}", shape)
         return shape[:2] + out
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         out_shape = self.output_shape(x.shape)
+        if self.pad_mode != "NOTSET":
+            # one op on x (the ops pad for themselves): its backward is x's gradient
+            if self.is_max:
+                return pooling_ops.max_pool2d(x, self.kernel_size, self.stride,
+                                              pad_mode=self.pad_mode)
+            return pooling_ops.avg_pool2d(x, self.kernel_size, self.stride, pad_mode=self.pad_mode,
+                                          count_include_pad=self.count_include_pad)
         (top, bottom), (left, right) = self.geometry.pads(x.shape[2:])
         if top == bottom and left == right:
             if self.is_max:

@@ -149,13 +149,28 @@ def _max_pool(context, op, inputs, outputs, tensors):
 def _average_pool(context, op, inputs, outputs, tensors):
     windows = op.windows
     (top, bottom), (left, right) = windows.pads
+    attributes = dict(kernel_shape=list(windows.kernel), strides=list(windows.stride),
+                      pads=[top, left, bottom, right])
     if isinstance(op.divisor, (int, float)) and op.divisor == np.prod(windows.kernel):
-        context.node("AveragePool", inputs, outputs, kernel_shape=list(windows.kernel),
-                     strides=list(windows.stride), pads=[top, left, bottom, right],
-                     count_include_pad=1)
+        context.node("AveragePool", inputs, outputs, count_include_pad=1, **attributes)
         return
-    raise NotImplementedError("autograd.onnx.export: AvgPool2d with count_include_pad=False "
-                              "or ceil_mode windows that count fewer pixels has no mapping yet")
+    if _divides_by_pixels_inside(op, tensors[0].shape[2:]):     # count_include_pad=False
+        context.node("AveragePool", inputs, outputs, count_include_pad=0, **attributes)
+        return
+    raise NotImplementedError("autograd.onnx.export: AvgPool2d with ceil_mode windows that "
+                              "count padding but fewer pixels has no mapping yet")
+
+
+def _divides_by_pixels_inside(op, size):
+    """Whether each window of ``op`` divides by its pixels inside the input (ONNX's
+    count_include_pad=0), as avg_pool2d(..., count_include_pad=False) does."""
+    windows, counts = op.windows, []
+    for axis, n in enumerate(size):
+        starts = np.arange(windows.out_size[axis]) * windows.stride[axis] - windows.pads[axis][0]
+        counts.append(np.minimum(starts + windows.kernel[axis], n) - np.maximum(starts, 0))
+    divisor = op.divisor.get() if hasattr(op.divisor, "get") else op.divisor    # CuPy: to host
+    inside = np.outer(counts[0], counts[1])
+    return bool(np.array_equal(np.broadcast_to(np.asarray(divisor), inside.shape), inside))
 
 
 @register_exporter(normalization.BatchNorm)
@@ -252,6 +267,9 @@ def _clip(context, op, inputs, outputs, tensors):
 
 @register_exporter(padding.Pad)
 def _pad(context, op, inputs, outputs, tensors):
+    if op.mode == "reflect" and padding._copies_an_axis(op.widths, tensors[0].shape):
+        raise NotImplementedError("autograd.onnx.export: a reflect pad equal to its axis length "
+                                  "(SINGA's copy of the axis) has no ONNX Pad equivalent")
     pads = [int(before) for before, _ in op.widths] + [int(after) for _, after in op.widths]
     names = [inputs[0], context.constant(np.asarray(pads, np.int64))]
     if op.mode == "constant":

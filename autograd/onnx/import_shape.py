@@ -174,6 +174,10 @@ def _pad(context, node, inputs):
         for k, axis in enumerate(axes):
             full[axis], full[x.ndim + axis] = pads[k], pads[len(axes) + k]
         pads = full
+    if mode == "reflect" and any(p >= n for p, n in zip(pads, tuple(x.shape) * 2) if p):
+        # ONNX reflects within the axis; ops.pad copies the axis for a pad equal to its length
+        raise NotImplementedError(f"autograd.onnx: Pad {node.name!r} reflects by {list(pads)}, "
+                                  f"as long as an axis of shape {tuple(x.shape)}")
     return ops.pad(x, mode, list(pads), value)
 
 

@@ -8,15 +8,21 @@ sigmoid, softplus and elu never overflow.
 >>> relu(Tensor(data=[-1.0, 2.0])).to_numpy()
 array([0., 2.], dtype=float32)
 """
-import math
+from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+import math
 
 from ..device import get_array_module
 from ..backend import kernels_for
 from .base import Operation
-from .utils import unbroadcast, as_tensor_like, check_tensor
+from .utils import unbroadcast, as_tensor_like, check_broadcast, check_tensor
 from . import special
+from .._types import Operand
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = [
     "tanh", "sigmoid", "relu", "leakyrelu", "elu", "selu", "gelu", "softplus", "softsign",
@@ -72,7 +78,7 @@ class ReLU(Operation):
         return kernels_for(dy).relu_backward(dy, y)
 
 
-def tanh(x):
+def tanh(x: Tensor) -> Tensor:
     """Hyperbolic tangent of each element.
 
     >>> from autograd import Tensor
@@ -82,7 +88,7 @@ def tanh(x):
     return Tanh()(x)
 
 
-def sigmoid(x):
+def sigmoid(x: Tensor) -> Tensor:
     """The logistic function 1 / (1 + e^-x) of each element; exact for large |x|.
 
     >>> from autograd import Tensor
@@ -92,7 +98,7 @@ def sigmoid(x):
     return Sigmoid()(x)
 
 
-def relu(x):
+def relu(x: Tensor) -> Tensor:
     """max(x, 0) for each element; the gradient at 0 is 0."""
     return ReLU()(x)
 
@@ -173,7 +179,7 @@ class HardSigmoid(Operation):
         return dy * inside * self.alpha
 
 
-def leakyrelu(x, a=0.01):
+def leakyrelu(x: Tensor, a: float = 0.01) -> Tensor:
     """x for positive elements, ``a * x`` otherwise (SINGA's name and default slope).
 
     >>> from autograd import Tensor
@@ -183,18 +189,18 @@ def leakyrelu(x, a=0.01):
     return LeakyReLU(float(a))(x)
 
 
-def elu(x, alpha=1.0):
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """Exponential linear unit: x for x > 0, ``alpha * (e^x - 1)`` otherwise."""
     return ELU(float(alpha))(x)
 
 
-def selu(x, alpha=1.67326, gamma=1.0507):
+def selu(x: Tensor, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor:
     """Scaled ELU with SINGA's signature: ``gamma * x`` for x > 0, ``gamma * alpha * (e^x - 1)``
     otherwise. (PyTorch calls gamma ``scale`` and uses more digits of the same constants.)"""
     return SELU(float(alpha), float(gamma))(x)
 
 
-def hardsigmoid(x, alpha=0.2, gamma=0.5):
+def hardsigmoid(x: Tensor, alpha: float = 0.2, gamma: float = 0.5) -> Tensor:
     """``clip(alpha * x + gamma, 0, 1)``, SINGA's defaults. (PyTorch's hardsigmoid is
     alpha=1/6, gamma=0.5.)
 
@@ -206,8 +212,10 @@ def hardsigmoid(x, alpha=0.2, gamma=0.5):
 
 
 class PRelu(Operation):
-    """y = x for x > 0, slope * x otherwise; slope broadcasts to x's shape.
-    dx = dy for x > 0, slope * dy otherwise;   dslope = dy * x where x <= 0, summed to its shape"""
+    """y = x for x > 0, slope * x otherwise; x and slope broadcast both ways (SINGA), y has
+    their broadcast shape.
+    dx = dy for x > 0, slope * dy otherwise, summed to x's shape;
+    dslope = dy * x where x <= 0, summed to slope's shape"""
 
     def forward(self, x, slope):
         positive = x > 0
@@ -218,30 +226,29 @@ class PRelu(Operation):
         x, slope, positive = self.saved
         xp = get_array_module(dy)
         need_x, need_slope = self.needs_input_grad
-        dx = xp.where(positive, dy, dy * slope) if need_x else None
+        dx = unbroadcast(xp.where(positive, dy, dy * slope), x.shape) if need_x else None
         dslope = unbroadcast(xp.where(positive, 0, dy * x), slope.shape) if need_slope else None
         return dx, dslope
 
 
-def prelu(x, slope):
+def prelu(x: Tensor, slope: Operand) -> Tensor:
     """SINGA's PRelu: x where x > 0, ``slope * x`` elsewhere, with a learnable ``slope`` (a
-    Tensor, or a number or array taken as a constant) that broadcasts to x's shape, e.g. (C,)
-    against (N, C) or (1, C, 1, 1) against (N, C, H, W); its gradient is summed back to its shape.
+    Tensor, or a number or array taken as a constant). As in SINGA, x and slope broadcast both
+    ways: a (C,) slope against (N, C), a (1, C, 1, 1) one against (N, C, H, W), or a slope
+    with more axes than x, which gives an output of their broadcast shape; each gradient is
+    summed back to its input's shape.
 
     >>> from autograd import Tensor
     >>> prelu(Tensor(data=[[-2.0, 3.0], [-1.0, -4.0]]), Tensor(data=[0.5, 0.25])).to_numpy()
     array([[-1. ,  3. ],
            [-0.5, -1. ]], dtype=float32)
+    >>> prelu(Tensor(data=[-2.0, 4.0]), Tensor(data=[[0.5], [1.0]])).to_numpy()
+    array([[-1.,  4.],
+           [-2.,  4.]], dtype=float32)
     """
     check_tensor(x, "prelu")
     slope = as_tensor_like(slope, x, "prelu")
-    try:
-        target = np.broadcast_shapes(tuple(slope.shape), tuple(x.shape))
-    except ValueError:
-        target = None
-    if target != tuple(x.shape):
-        raise ValueError(f"prelu: slope of shape {tuple(slope.shape)} does not broadcast to x of "
-                         f"shape {tuple(x.shape)}")
+    check_broadcast("prelu", x, slope)
     return PRelu()(x, slope)
 
 
@@ -322,7 +329,7 @@ class Erf(Operation):
         return dy * (_TWO_OVER_SQRT_PI * get_array_module(x).exp(-(x * x)))
 
 
-def gelu(x, approximate="none"):
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit ``x * Phi(x)``, exact (erf-based) by default;
     ``approximate="tanh"`` gives the tanh approximation (PyTorch's spelling).
 
@@ -335,17 +342,17 @@ def gelu(x, approximate="none"):
     return GELU(approximate == "tanh")(x)
 
 
-def softplus(x):
+def softplus(x: Tensor) -> Tensor:
     """``log(1 + e^x)`` of each element, without overflow for large x."""
     return Softplus()(x)
 
 
-def softsign(x):
+def softsign(x: Tensor) -> Tensor:
     """``x / (1 + |x|)`` of each element."""
     return Softsign()(x)
 
 
-def erf(x):
+def erf(x: Tensor) -> Tensor:
     """The error function of each element.
 
     >>> from autograd import Tensor

@@ -12,6 +12,10 @@ i see keys 0..i (the top-left aligned lower triangle).
 array([[[1.  , 0.  ],
         [0.33, 0.67]]], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
 import math
 import numbers
 
@@ -22,6 +26,9 @@ from ..graph import config
 from .base import Operation
 from .conversion import cast
 from .utils import unbroadcast, check_tensor
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["scaled_dot_product_attention", "masked_fill", "triu", "tril"]
 
@@ -104,8 +111,10 @@ def _raw(x):
     return x.data if hasattr(x, "creator") else x
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout=0.0, scale=None,
-                                 training=None):
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = None,
+                                 causal: bool = False, dropout: float = 0.0,
+                                 scale: Optional[float] = None,
+                                 training: Optional[bool] = None) -> Tensor:
     """softmax(q k^T / sqrt(D) + mask) v over the last two axes, as PyTorch's
     ``scaled_dot_product_attention`` (its ``attn_mask``, ``is_causal``, ``dropout_p``).
 
@@ -194,7 +203,7 @@ class MaskedFill(Operation):
         return get_array_module(dy).where(mask, dy.dtype.type(0), dy), None
 
 
-def masked_fill(x, mask, value):
+def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
     """x with ``value`` written where the boolean ``mask`` (broadcasting to x's shape) is True,
     as PyTorch's ``Tensor.masked_fill``; no gradient flows to the filled places.
 
@@ -250,7 +259,7 @@ def _triangle(x, k, upper, name):
     return Triangle(upper, int(k))(x)
 
 
-def triu(x, diagonal=0):
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two axes: elements below ``diagonal`` set to 0.
 
     >>> from autograd import Tensor
@@ -261,7 +270,7 @@ def triu(x, diagonal=0):
     return _triangle(x, diagonal, True, "triu")
 
 
-def tril(x, diagonal=0):
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two axes: elements above ``diagonal`` set to 0.
 
     >>> from autograd import Tensor

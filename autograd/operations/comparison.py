@@ -8,9 +8,17 @@ the usual "not produced by a recorded operation" error.
 >>> greater(Tensor(data=[1.0, 3.0]), 2.0).to_numpy()
 array([0., 1.], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .utils import as_tensor_like, check_broadcast, check_tensor, constant, scalar_value
+from .._types import Operand
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["greater", "less", "equal", "greater_equal", "less_equal", "not_equal",
            "_and", "_or", "_xor", "_not"]
@@ -34,52 +42,52 @@ def _compare(name, x, y, relation):
     return _result(x, relation(x.data, y.data))
 
 
-def greater(x, y):
+def greater(x: Operand, y: Operand) -> Tensor:
     """1.0 where x > y, else 0.0 (broadcast; y may be a scalar)."""
     return _compare("greater", x, y, lambda a, b: a > b)
 
 
-def less(x, y):
+def less(x: Operand, y: Operand) -> Tensor:
     """1.0 where x < y, else 0.0 (broadcast; y may be a scalar)."""
     return _compare("less", x, y, lambda a, b: a < b)
 
 
-def equal(x, y):
+def equal(x: Operand, y: Operand) -> Tensor:
     """1.0 where x == y, else 0.0 (broadcast; y may be a scalar)."""
     return _compare("equal", x, y, lambda a, b: a == b)
 
 
-def greater_equal(x, y):
+def greater_equal(x: Operand, y: Operand) -> Tensor:
     """1.0 where x >= y, else 0.0."""
     return _compare("greater_equal", x, y, lambda a, b: a >= b)
 
 
-def less_equal(x, y):
+def less_equal(x: Operand, y: Operand) -> Tensor:
     """1.0 where x <= y, else 0.0."""
     return _compare("less_equal", x, y, lambda a, b: a <= b)
 
 
-def not_equal(x, y):
+def not_equal(x: Operand, y: Operand) -> Tensor:
     """1.0 where x != y, else 0.0."""
     return _compare("not_equal", x, y, lambda a, b: a != b)
 
 
-def _and(x, y):
+def _and(x: Operand, y: Operand) -> Tensor:
     """Logical and of two tensors read as booleans (nonzero = true), as 0.0/1.0."""
     return _compare("_and", x, y, lambda a, b: (a != 0) & (b != 0))
 
 
-def _or(x, y):
+def _or(x: Operand, y: Operand) -> Tensor:
     """Logical or of two tensors read as booleans, as 0.0/1.0."""
     return _compare("_or", x, y, lambda a, b: (a != 0) | (b != 0))
 
 
-def _xor(x, y):
+def _xor(x: Operand, y: Operand) -> Tensor:
     """Logical exclusive or of two tensors read as booleans, as 0.0/1.0."""
     return _compare("_xor", x, y, lambda a, b: (a != 0) ^ (b != 0))
 
 
-def _not(x):
+def _not(x: Tensor) -> Tensor:
     """Logical not of a tensor read as booleans, as 0.0/1.0."""
     check_tensor(x, "_not")
     return _result(x, x.data == 0)

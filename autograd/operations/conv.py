@@ -8,11 +8,19 @@ with one GEMM per group, or Winograd for wide 3x3 layers; see autograd/backend/c
 array([[4., 4.],
        [4., 4.]], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
 import numbers
 
 from ..backend import kernels_for
 from ..geometry import ConvGeometry
 from .base import Operation
+from .._types import IntOrPair, Padding
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["conv2d"]
 
@@ -39,7 +47,9 @@ class Conv2d(Operation):
         return (dx, dW) if len(needs) == 2 else (dx, dW, db)
 
 
-def conv2d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NOTSET"):
+def conv2d(x: Tensor, W: Tensor, b: Optional[Tensor] = None, stride: IntOrPair = 1,
+           padding: Padding = 0, dilation: IntOrPair = 1, groups: int = 1,
+           pad_mode: str = "NOTSET") -> Tensor:
     """2-D convolution (cross-correlation, as in PyTorch and SINGA) of x (N, C, H, W) with
     W (out_channels, C / groups, kh, kw) and an optional bias b (out_channels,).
 

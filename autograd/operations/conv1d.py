@@ -14,12 +14,20 @@ array([[[1., 3., 5., 7., 9.]]], dtype=float32)
 >>> max_pool1d(x, 2).to_numpy(), avg_pool1d(x, 3).to_numpy()
 (array([[[1., 3., 5.]]], dtype=float32), array([[[1., 4.]]], dtype=float32))
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
 import numpy as np
 
 from . import conv as conv_ops
 from . import pooling as pooling_ops
 from ..geometry import ConvGeometry, output_size, per_axis
 from .shape import reshape
+from .._types import Padding
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["conv1d", "max_pool1d", "avg_pool1d"]
 
@@ -40,7 +48,9 @@ def _check_sequence(x, op, channels="C"):
         raise ValueError(f"{op}: expected x of shape (N, {channels}, L), got {tuple(x.shape)}")
 
 
-def conv1d(x, W, b=None, stride=1, padding=0, dilation=1, groups=1, pad_mode="NOTSET"):
+def conv1d(x: Tensor, W: Tensor, b: Optional[Tensor] = None, stride: int = 1,
+           padding: Padding = 0, dilation: int = 1, groups: int = 1,
+           pad_mode: str = "NOTSET") -> Tensor:
     """1-D convolution (cross-correlation) of x (N, C, L) with W (out_channels, C / groups, k)
     and an optional bias b (out_channels,): :func:`conv2d` on x viewed as (N, C, 1, L).
 
@@ -99,7 +109,8 @@ def _pool_geometry(name, x, kernel_size, stride, padding, ceil_mode):
     return kernel, stride, padding, out_length
 
 
-def max_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False):
+def max_pool1d(x: Tensor, kernel_size: int, stride: Optional[int] = None, padding: int = 0,
+               ceil_mode: bool = False) -> Tensor:
     """Max pooling of x (N, C, L) over windows of kernel_size moving by stride (default:
     kernel_size), -inf padding of at most half the kernel, ``ceil_mode`` as :func:`max_pool2d`
     (which it runs on x viewed as (N, C, 1, L)). Returns (N, C, OL).
@@ -116,8 +127,8 @@ def max_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False):
     return reshape(y, (n, channels, out_length))
 
 
-def avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+def avg_pool1d(x: Tensor, kernel_size: int, stride: Optional[int] = None, padding: int = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """Average pooling of x (N, C, L), arguments as :func:`max_pool1d` with zero padding; each
     window is divided by its elements inside the padded input or, with
     ``count_include_pad=False``, inside the input itself (:func:`avg_pool2d` on (N, C, 1, L)).

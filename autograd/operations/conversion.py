@@ -8,12 +8,20 @@ and return Tensors outside the graph.
 array([[1., 0., 0.],
        [0., 0., 1.]], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
 import numpy as np
 
 from .base import Operation
 from ..device import get_array_module
 from ..graph import replayable, not_replayable
 from .utils import constant, check_tensor
+from .._types import DTypeLike
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["shape", "constant_of_shape", "cast", "onehot", "nonzero"]
 
@@ -29,7 +37,7 @@ class Shape(Operation):
         return None
 
 
-def shape(x):
+def shape(x: Tensor) -> Tensor:
     """x's shape as a 1-D int64 Tensor (ONNX Shape), recorded as an op as in SINGA.
 
     >>> from autograd import Tensor
@@ -41,7 +49,7 @@ def shape(x):
     return Shape()(x)
 
 
-def constant_of_shape(shape_tensor, value=0.0):
+def constant_of_shape(shape_tensor: Tensor, value: float = 0.0) -> Tensor:
     """A float32 Tensor of the shape held in ``shape_tensor`` (a 1-D int Tensor, as ONNX
     ConstantOfShape takes), every element ``value``."""
     dims = tuple(int(n) for n in shape_tensor.to_numpy().ravel())
@@ -69,7 +77,7 @@ class Cast(Operation):
 _SINGA_TYPE_CODES = {0: np.float32, 1: np.float16, 2: np.int32}
 
 
-def cast(x, to):
+def cast(x: Tensor, to: DTypeLike) -> Tensor:
     """x converted to dtype ``to``: a NumPy dtype, its name, or one of SINGA's type codes (0
     float32, 1 float16, 2 int32). A cast between floating types stays in the graph; a cast to an
     integer or boolean type is outside it."""
@@ -108,7 +116,7 @@ def _depth(depth):
     return int(depth)
 
 
-def onehot(axis, indices, depth, values=(0.0, 1.0)):
+def onehot(axis: int, indices: Tensor, depth: Any, values: Sequence[float] = (0.0, 1.0)) -> Tensor:
     """SINGA/ONNX OneHot: a new axis of length ``depth`` inserted at ``axis`` holding
     ``values[1]`` at each index and ``values[0]`` elsewhere. Indices may be negative (counted
     from ``depth``, as ONNX allows); outside [-depth, depth) is a ValueError. ``depth`` is an
@@ -148,7 +156,7 @@ def _onehot(axis, indices, depth, values):
     return constant(xp.moveaxis(result, -1, axis % ndim), indices)
 
 
-def nonzero(x):
+def nonzero(x: Tensor) -> Tensor:
     """The indices of x's nonzero elements as an int64 Tensor of shape (x.ndim, count)
     (ONNX NonZero)."""
     if x.ndim == 0:

@@ -10,10 +10,17 @@ The mask comes from the input's device generator (``x.device.random``), which
 >>> bool((a == b).all()), sorted(set(a.tolist())) <= [0.0, 2.0]
 (True, True)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
 import numbers
 
 from ..graph import config
 from .base import Operation
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["dropout"]
 
@@ -41,7 +48,7 @@ class Dropout(Operation):
         return dy * scaled_mask
 
 
-def dropout(x, ratio=0.5, training=None):
+def dropout(x: Tensor, ratio: float = 0.5, training: Optional[bool] = None) -> Tensor:
     """Zero each element of x with probability ``ratio`` and scale the rest by
     1 / (1 - ratio) when training (default: follow ``autograd.training``); return x itself in
     eval mode. The mask is drawn from ``x.device.random`` (see ``autograd.manual_seed``)."""

@@ -7,12 +7,20 @@ A Python or NumPy scalar operand becomes an attribute of a one-input op (``x * 2
 >>> (Tensor(data=[1.0, 2.0]) * 3 + 1).to_numpy()
 array([4., 7.], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import math
 
 from ..device import get_array_module
 from .base import Operation
 from .utils import (unbroadcast, as_tensor_like, scalar_value, scalar_operand, check_broadcast,
                     ignore_float_warnings)
+from .._types import Operand
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "maximum", "minimum",
@@ -272,7 +280,7 @@ class RPowScalar(Operation):
         return dy * y * math.log(self.c)
 
 
-def add(a, b):
+def add(a: Operand, b: Operand) -> Tensor:
     """a + b elementwise, with NumPy broadcasting; either may be a Python scalar."""
     c = scalar_value(b)
     if c is not None:
@@ -283,7 +291,7 @@ def add(a, b):
     return Add()(*_operands(a, b, "add"))
 
 
-def sub(a, b):
+def sub(a: Operand, b: Operand) -> Tensor:
     """a - b elementwise, with NumPy broadcasting; either may be a Python scalar."""
     c = scalar_value(b)
     if c is not None:
@@ -294,7 +302,7 @@ def sub(a, b):
     return Sub()(*_operands(a, b, "sub"))
 
 
-def mul(a, b):
+def mul(a: Operand, b: Operand) -> Tensor:
     """a * b elementwise, with NumPy broadcasting; either may be a Python scalar."""
     c = scalar_value(b)
     if c is not None:
@@ -305,7 +313,7 @@ def mul(a, b):
     return Mul()(*_operands(a, b, "mul"))
 
 
-def div(a, b):
+def div(a: Operand, b: Operand) -> Tensor:
     """a / b elementwise, with NumPy broadcasting; either may be a Python scalar."""
     c = scalar_value(b)
     if c is not None:
@@ -316,7 +324,7 @@ def div(a, b):
     return Div()(*_operands(a, b, "div"))
 
 
-def pow(a, b):
+def pow(a: Operand, b: Operand) -> Tensor:
     """a ** b elementwise, with NumPy broadcasting; either may be a Python scalar.
 
     >>> from autograd import Tensor
@@ -332,11 +340,11 @@ def pow(a, b):
     return Pow()(*_operands(a, b, "pow"))
 
 
-def maximum(a, b):
+def maximum(a: Operand, b: Operand) -> Tensor:
     """The larger of a and b elementwise (broadcast); ties share the gradient equally."""
     return Maximum()(*_operands(a, b, "maximum"))
 
 
-def minimum(a, b):
+def minimum(a: Operand, b: Operand) -> Tensor:
     """The smaller of a and b elementwise (broadcast); ties share the gradient equally."""
     return Minimum()(*_operands(a, b, "minimum"))

@@ -7,11 +7,19 @@
 array([[[4., 5.],
         [0., 1.]]], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
 from .utils import out_of_range, scatter_add
+from .._types import Indices
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["embedding"]
 
@@ -33,7 +41,7 @@ class Embedding(Operation):
         return dW, None
 
 
-def embedding(ids, W):
+def embedding(ids: Indices, W: Tensor) -> Tensor:
     """Look up the rows of W (V, D) named by ``ids`` (an int array, list or int Tensor of any
     shape, values in [0, V)); the result has shape ids.shape + (D,). The gradient of a row sums
     over every position that used it.

@@ -9,6 +9,10 @@ Their backward scatters dy back to the selected positions; a position selected s
 >>> x[1, ::2].to_numpy(), gather(x, 1, [2, 0]).to_numpy().tolist()
 (array([3., 5.]), [[2.0, 0.0], [5.0, 3.0]])
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
 import builtins
 import math
 
@@ -19,6 +23,10 @@ from ..graph import not_replayable
 from .base import Operation
 from .elementwise import _operands
 from .utils import unbroadcast, out_of_range, normalize_axis, scatter_add
+from .._types import Indices, Operand
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["getitem", "gather", "where", "scatter_elements", "slice"]
 
@@ -95,7 +103,7 @@ def _raw_index(index):
     return index
 
 
-def getitem(x, index):
+def getitem(x: Tensor, index: Any) -> Tensor:
     """x[index] with NumPy's indexing: ints, slices with steps, None, Ellipsis, and integer or
     boolean arrays (or Tensors); a gradient flows to every selected element, summed where an
     index repeats.
@@ -150,7 +158,7 @@ class Gather(Operation):
         return dx.transpose(1, 0, 2).reshape(shape), None
 
 
-def gather(x, axis, indices):
+def gather(x: Tensor, axis: int, indices: Indices) -> Tensor:
     """SINGA/ONNX Gather, which is ``np.take(x, indices, axis)``: the entries of x at
     ``indices`` (an int, a list, an int array or an int Tensor; negative counts from the end)
     along ``axis``. Repeated indices accumulate their gradients.
@@ -203,7 +211,7 @@ class Where(Operation):
                 else None, None)
 
 
-def where(x, y, condition):
+def where(x: Operand, y: Operand, condition: Any) -> Tensor:
     """Elements of x where ``condition`` holds, else of y. The order is SINGA's; NumPy and
     PyTorch put the condition first (``np.where(condition, x, y)``). ``condition`` is a bool
     or 0/1 array or Tensor; x and y are Tensors or scalars; all three broadcast. The gradient
@@ -257,7 +265,7 @@ class ScatterElements(Operation):
         return dx, (dy[self.index] if need_updates else None)
 
 
-def scatter_elements(x, indices, updates, axis=0):
+def scatter_elements(x: Tensor, indices: Indices, updates: Operand, axis: int = 0) -> Tensor:
     """A copy of x with ``updates`` written at ``indices`` along ``axis``: for a 2-D x and
     axis 0, ``y[indices[i][j]][j] = updates[i][j]`` (ONNX ScatterElements, SINGA's signature).
     ``indices`` (ints, negative counted from the end) and ``updates`` have the same shape, of
@@ -309,7 +317,8 @@ def _scatter_elements(x, indices, updates, axis):
     return ScatterElements(tuple(positions))(x, updates)
 
 
-def slice(x, starts, ends, axes=None, steps=None):
+def slice(x: Tensor, starts: Sequence[int], ends: Sequence[int],
+          axes: Optional[Sequence[int]] = None, steps: Optional[Sequence[int]] = None) -> Tensor:
     """SINGA's (ONNX's) Slice: x[starts[i]:ends[i]:steps[i]] along ``axes[i]`` (the first
     len(starts) axes by default, steps 1). Out-of-range bounds clamp as Python slicing does,
     which is ONNX's rule too, so exporters' huge sentinels (ends = 2**63 - 1) work. Recorded

@@ -5,11 +5,18 @@
 >>> matmul(Tensor(data=np.ones((2, 3))), Tensor(data=np.ones((3, 4)))).shape
 (2, 4)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Union
+
 import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
 from .utils import unbroadcast, as_tensor_like, normalize_axis
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["matmul", "add_bias", "gemm", "einsum", "tensordot"]
 
@@ -37,7 +44,7 @@ class MatMul(Operation):
         return da, db
 
 
-def matmul(a, b):
+def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product of a and b with NumPy's rules (batched, broadcast batch dimensions).
 
     >>> import numpy as np
@@ -82,7 +89,7 @@ class AddBias(Operation):
         return (dy if need_x else None), db
 
 
-def add_bias(x, b, axis=0):
+def add_bias(x: Tensor, b: Tensor, axis: int = 0) -> Tensor:
     """SINGA's AddBias: x (N, D) plus b (D values) on each row for axis=0, or plus b (N values)
     on each column for axis=1. b may be 1-D or shaped like (1, D).
 
@@ -139,7 +146,9 @@ class Gemm(Operation):
         return dA, dB, dC
 
 
-def gemm(A, B, C=None, alpha=1.0, beta=1.0, transA=False, transB=False):
+def gemm(A: Tensor, B: Tensor, C: Optional[Tensor] = None, alpha: float = 1.0,
+         beta: float = 1.0, transA: Union[bool, int] = False,
+         transB: Union[bool, int] = False) -> Tensor:
     """ONNX/SINGA Gemm: alpha * op(A) @ op(B) + beta * C, op transposing when asked; C
     broadcasts to the (M, N) result.
 
@@ -232,7 +241,7 @@ class Einsum(Operation):
         return tuple(grads)
 
 
-def einsum(subscripts, *operands):
+def einsum(subscripts: str, *operands: Tensor) -> Tensor:
     """Einstein summation over Tensors, as ``numpy.einsum`` (explicit or implicit output; no
     ellipsis, no repeated letter inside one operand).
 
@@ -242,7 +251,7 @@ def einsum(subscripts, *operands):
     (2, 4)
     """
     terms, output = _parse_einsum(subscripts, len(operands))
-    sizes = {}
+    sizes: dict = {}
     for term, x in zip(terms, operands):
         if len(term) != x.ndim:
             raise ValueError(f"einsum: operand {term!r} has {len(term)} letters but the tensor "
@@ -254,7 +263,7 @@ def einsum(subscripts, *operands):
     return Einsum(terms, output)(*operands)
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a: Tensor, b: Tensor, axes: Any = 2) -> Tensor:
     """Sum of products over the given axes, as ``numpy.tensordot``: ``axes`` is an int (the
     last axes of a with the first of b) or a pair of axis lists."""
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

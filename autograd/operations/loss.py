@@ -15,6 +15,10 @@ similarity.py.
 >>> round(softmax_cross_entropy(x, np.array([0, 2])).item(), 4)   # finite despite the 1000
 0.1198
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..device import get_array_module, move_array
@@ -22,6 +26,10 @@ from .base import Operation
 from .utils import as_tensor_like, constant, out_of_range, ignore_float_warnings
 from .softmax import log_softmax_array
 from . import special
+from .._types import Indices
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = [
     "softmax_cross_entropy", "cross_entropy", "nll_loss", "binary_cross_entropy",
@@ -216,7 +224,7 @@ class NLLLoss(Operation):
                 self.saved[1] * scale if self.needs_input_grad[1] else None)
 
 
-def softmax_cross_entropy(x, t):
+def softmax_cross_entropy(x: Tensor, t: Indices) -> Tensor:
     """Cross entropy of the softmax of logits ``x`` (N, C) against ``t``: one-hot or soft targets
     (N, C), or integer class labels (N,). Mean over the batch; fused and stable for large logits.
 
@@ -234,14 +242,14 @@ def softmax_cross_entropy(x, t):
                                                            "logits"))
 
 
-def cross_entropy(p, t):
+def cross_entropy(p: Tensor, t: Indices) -> Tensor:
     """``-mean over the batch of sum(t * log p)`` for probabilities ``p`` (N, C) and one-hot or
     soft targets (N, C) or integer labels (N,). SINGA's CrossEntropy; for logits use
     :func:`softmax_cross_entropy` (stable), which is what PyTorch's ``cross_entropy`` computes."""
     return CrossEntropy()(*_classification_operands(p, t, "cross_entropy", "probabilities"))
 
 
-def nll_loss(logp, t):
+def nll_loss(logp: Tensor, t: Indices) -> Tensor:
     """Negative log likelihood: ``-mean over the batch of logp[i, t_i]`` for log-probabilities
     ``logp`` (N, C) (e.g. from :func:`log_softmax`) and integer labels (N,) or one-hot (N, C).
 
@@ -312,7 +320,7 @@ class MSELoss(Operation):
         return dx, (-dx if self.needs_input_grad[1] else None)
 
 
-def binary_cross_entropy(p, t):
+def binary_cross_entropy(p: Tensor, t: Indices) -> Tensor:
     """Binary cross entropy of probabilities ``p`` against targets ``t`` in [0, 1] (same shape),
     averaged over all elements as PyTorch does (for ``p`` of shape (N,) that is the batch mean).
     Logs are clamped at -100, so p = 0 or 1 gives a finite loss; prefer
@@ -326,7 +334,7 @@ def binary_cross_entropy(p, t):
                                                       "probabilities"))
 
 
-def binary_cross_entropy_with_logits(x, t):
+def binary_cross_entropy_with_logits(x: Tensor, t: Indices) -> Tensor:
     """Binary cross entropy of ``sigmoid(x)`` against targets ``t`` (same shape), computed from
     the logits ``x`` without overflow; the mean over all elements (PyTorch's
     ``binary_cross_entropy_with_logits``).
@@ -340,7 +348,7 @@ def binary_cross_entropy_with_logits(x, t):
         x, t, "binary_cross_entropy_with_logits", "logits"))
 
 
-def mse_loss(x, t):
+def mse_loss(x: Tensor, t: Indices) -> Tensor:
     """Mean squared error ``mean((x - t)^2)`` over all elements (PyTorch's reduction; SINGA's
     MeanSquareError differs by a constant factor). ``t`` must have x's shape.
 

@@ -12,12 +12,20 @@ Momentum follows SINGA, the opposite of PyTorch: ``running = momentum * running 
 >>> y.to_numpy().round(3).tolist(), mean    # 0.9 * 0 + 0.1 * batch mean
 ([[-1.0, -1.0], [1.0, 1.0]], array([0.2, 2. ], dtype=float32))
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
 import numbers
 
 from ..backend import kernels_for
 from ..device import get_array_module
 from ..graph import config
 from .base import Operation
+from .._types import Shape
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["batch_norm", "layer_norm"]
 
@@ -67,8 +75,9 @@ def _raw(value):
     return value.data if hasattr(value, "creator") else value
 
 
-def batch_norm(x, scale, bias, running_mean, running_var, momentum=0.9, eps=1e-5,
-               training=None):
+def batch_norm(x: Tensor, scale: Tensor, bias: Tensor, running_mean: Tensor,
+               running_var: Tensor, momentum: float = 0.9, eps: float = 1e-5,
+               training: Optional[bool] = None) -> Tensor:
     """Batch normalization of x (N, C) or (N, C, H, W) per channel, then ``scale`` and ``bias``
     (Tensors of shape (C,)).
 
@@ -163,7 +172,8 @@ class LayerNorm(Operation):
         return tuple(grads)
 
 
-def layer_norm(x, normalized_shape, scale=None, bias=None, eps=1e-5):
+def layer_norm(x: Tensor, normalized_shape: Shape, scale: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, eps: float = 1e-5) -> Tensor:
     """Layer normalization over the trailing dimensions of x given by ``normalized_shape`` (an
     int or a tuple; as in PyTorch it must equal x.shape[-len(normalized_shape):]), then the
     optional elementwise ``scale`` and ``bias`` of that shape.
@@ -174,7 +184,7 @@ def layer_norm(x, normalized_shape, scale=None, bias=None, eps=1e-5):
     [[-1.0, 1.0], [-1.0, 1.0]]
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else \
-        tuple(normalized_shape)
+        tuple(normalized_shape)     # type: ignore[arg-type]  # not narrowed by Integral
     dims = len(shape)
     if dims == 0 or dims > x.ndim or tuple(x.shape[x.ndim - dims:]) != shape:
         raise ValueError(f"layer_norm: expected x of shape (..., {', '.join(map(str, shape))}) "

@@ -11,6 +11,10 @@ array([[ 5.,  7.],
 array([[ 2.5,  4.5],
        [10.5, 12.5]], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
 import numpy as np
 
 from ..backend import kernels_for
@@ -18,6 +22,10 @@ from ..backend.pooling import Windows
 from ..device import get_array_module
 from ..geometry import ConvGeometry, per_axis
 from .base import Operation
+from .._types import IntOrPair
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["max_pool2d", "avg_pool2d", "global_avg_pool2d", "globalaveragepool"]
 
@@ -88,7 +96,8 @@ def _windows(name, x, kernel_size, stride, padding, ceil_mode, pad_mode):
     return Windows(kernel, geometry.stride, pads, out_size), geometry
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, pad_mode="NOTSET"):
+def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+               padding: IntOrPair = 0, ceil_mode: bool = False, pad_mode: str = "NOTSET") -> Tensor:
     """Max pooling of x (N, C, H, W) over kernel_size windows (int or pair), moving by stride
     (default: kernel_size), with -inf padding of at most half the kernel. ``ceil_mode`` keeps a
     last partial window (one that starts inside the input or the leading padding). The gradient
@@ -102,8 +111,9 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, pad_mode
     return MaxPool2d(windows)(x)
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, pad_mode="NOTSET"):
+def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: Optional[IntOrPair] = None,
+               padding: IntOrPair = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, pad_mode: str = "NOTSET") -> Tensor:
     """Average pooling of x (N, C, H, W), arguments as :func:`max_pool2d` with zero padding.
     Each window is divided by the number of its pixels inside the padded input (the ceil-mode
     overhang never counts) or, with ``count_include_pad=False``, inside the input itself.
@@ -122,7 +132,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
         low, high = (-before, size + after) if count_include_pad else (0, size)
         starts = np.arange(windows.out_size[axis]) * windows.stride[axis] - before
         counts.append(np.minimum(starts + windows.kernel[axis], high) - np.maximum(starts, low))
-    divisor = np.outer(counts[0], counts[1])
+    divisor: Any = np.outer(counts[0], counts[1])      # an array, or below one number
     if (divisor == divisor.flat[0]).all():
         divisor = int(divisor.flat[0])      # the common case: one Python number, no array
     return AvgPool2d(windows, divisor)(x)
@@ -142,7 +152,7 @@ class GlobalAvgPool2d(Operation):
         return xp.broadcast_to(dy / dy.dtype.type(count), self.shape)
 
 
-def global_avg_pool2d(x):
+def global_avg_pool2d(x: Tensor) -> Tensor:
     """Mean of each channel of x (N, C, H, W) over its pixels, shaped (N, C, 1, 1).
 
     >>> import numpy as np
@@ -156,9 +166,43 @@ def global_avg_pool2d(x):
     return GlobalAvgPool2d()(x)
 
 
-def globalaveragepool(x, data_format="channels_first"):
-    """SINGA's spelling of :func:`global_avg_pool2d` (channels first only)."""
-    if data_format != "channels_first":
-        raise ValueError(f"globalaveragepool: only data_format='channels_first' is supported, "
-                         f"got {data_format!r}")
-    return global_avg_pool2d(x)
+class GlobalAveragePool(Operation):
+    """y = mean of x over ``axes`` (the spatial ones), kept as size-1 axes; e.g. x (N, H, W, C),
+    axes (1, 2), y (N, 1, 1, C).   dx = dy / (product of the averaged sizes) broadcast over them"""
+
+    def __init__(self, axes):
+        self.axes = axes
+
+    def forward(self, x):
+        self.shape = x.shape
+        return x.mean(axis=self.axes, keepdims=True)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        count = int(np.prod([self.shape[axis] for axis in self.axes]))
+        return xp.broadcast_to(dy / dy.dtype.type(count), self.shape)
+
+
+def globalaveragepool(x: Tensor, data_format: str = "channels_first") -> Tensor:
+    """SINGA's GlobalAveragePool: the mean over every spatial axis, kept as size 1. With
+    ``data_format="channels_first"`` x is (N, C, d1, d2, ...) (for images the same as
+    :func:`global_avg_pool2d`); with ``"channels_last"`` x is (N, d1, d2, ..., C) and the result
+    (N, 1, 1, ..., C).
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> x = Tensor(data=np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2))    # N, H, W, C
+    >>> globalaveragepool(x, "channels_last").to_numpy()
+    array([[[[3., 4.]]]], dtype=float32)
+    """
+    if data_format not in ("channels_first", "channels_last"):
+        raise ValueError(f"globalaveragepool: data_format must be 'channels_first' or "
+                         f"'channels_last', got {data_format!r}")
+    if x.ndim < 3:
+        raise ValueError(f"globalaveragepool: expected x with a batch, a channel and at least one "
+                         f"spatial axis, got shape {tuple(x.shape)}")
+    if data_format == "channels_first":
+        if x.ndim == 4:
+            return global_avg_pool2d(x)         # the op that ONNX export knows
+        return GlobalAveragePool(tuple(range(2, x.ndim)))(x)
+    return GlobalAveragePool(tuple(range(1, x.ndim - 1)))(x)

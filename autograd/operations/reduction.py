@@ -8,6 +8,10 @@ tensors combine elementwise with broadcasting (SINGA's Sum/Mean/Max/Min, like ``
 >>> max(x, axis=1).to_numpy(), max(x, Tensor(data=[2.0, 2.0])).to_numpy().tolist()
 (array([5., 3.], dtype=float32), [[2.0, 5.0], [3.0, 2.0]])
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence, Union
+
 import numpy as np
 
 from ..device import get_array_module
@@ -15,6 +19,10 @@ from .base import Operation
 from .utils import normalize_axes, unbroadcast
 from .nary import ElementwiseMean
 from .elementwise import _operands
+from .._types import Axes, Operand
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["sum", "mean", "max", "min", "reduce_sum", "reduce_mean"]
 
@@ -148,7 +156,7 @@ def _combine(name, xs):
     return tensors
 
 
-def sum(*xs, axis=None, keepdims=False):
+def sum(*xs: Operand, axis: Axes = None, keepdims: bool = False) -> Tensor:
     """Sum of one tensor over ``axis`` (all axes by default), or of several tensors elementwise.
 
     >>> from autograd import Tensor
@@ -162,7 +170,7 @@ def sum(*xs, axis=None, keepdims=False):
     return ElementwiseSum()(*_combine("sum", xs))
 
 
-def mean(*xs, axis=None, keepdims=False):
+def mean(*xs: Operand, axis: Axes = None, keepdims: bool = False) -> Tensor:
     """Mean of one tensor over ``axis`` (all axes by default), or of several elementwise.
 
     >>> from autograd import Tensor
@@ -176,13 +184,13 @@ def mean(*xs, axis=None, keepdims=False):
     return ElementwiseMean()(*_combine("mean", xs))     # one op with n inputs, as SINGA's
 
 
-def max(*xs, axis=None, keepdims=False):
+def max(*xs: Operand, axis: Axes = None, keepdims: bool = False) -> Tensor:
     """Largest element of one tensor over ``axis``, or of several tensors elementwise.
     Ties share the gradient equally."""
     return _extremum("max", xs, axis, keepdims, largest=True)
 
 
-def min(*xs, axis=None, keepdims=False):
+def min(*xs: Operand, axis: Axes = None, keepdims: bool = False) -> Tensor:
     """Smallest element of one tensor over ``axis``, or of several tensors elementwise.
     Ties share the gradient equally.
 
@@ -212,7 +220,8 @@ def _no_axis(name, xs, axis):
                          f"axis={axis}")
 
 
-def reduce_sum(x, axes=None, keepdims=1):
+def reduce_sum(x: Tensor, axes: Optional[Sequence[int]] = None,
+               keepdims: Union[bool, int] = 1) -> Tensor:
     """SINGA/ONNX ReduceSum: sum over ``axes`` (all by default), keeping them unless
     ``keepdims=0``.
 
@@ -223,7 +232,8 @@ def reduce_sum(x, axes=None, keepdims=1):
     return sum(x, axis=axes, keepdims=bool(keepdims))
 
 
-def reduce_mean(x, axes=None, keepdims=1):
+def reduce_mean(x: Tensor, axes: Optional[Sequence[int]] = None,
+                keepdims: Union[bool, int] = 1) -> Tensor:
     """SINGA/ONNX ReduceMean: mean over ``axes`` (all by default), keeping them unless
     ``keepdims=0``."""
     return mean(x, axis=axes, keepdims=bool(keepdims))

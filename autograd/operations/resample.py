@@ -6,11 +6,18 @@
 >>> upsample(x, "nearest", [1, 1, 2, 2]).shape
 (1, 1, 4, 4)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
 import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
 from .utils import scatter_add
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["upsample", "depth_to_space", "space_to_depth"]
 
@@ -37,7 +44,7 @@ class UpsampleNearest(Operation):
         return dx
 
 
-def upsample(x, mode="nearest", scales=None):
+def upsample(x: Tensor, mode: str = "nearest", scales: Optional[Sequence[float]] = None) -> Tensor:
     """SINGA's Upsample: each axis stretched by ``scales`` (one float >= 1 per axis, e.g.
     [1, 1, 2, 2] for NCHW) with nearest-neighbour sampling."""
     if mode != "nearest":
@@ -78,21 +85,21 @@ class DepthToSpace(Operation):
 
 class SpaceToDepth(Operation):
     """ONNX SpaceToDepth: (N, C, H*b, W*b) -> (N, C*b*b, H, W), the inverse of DepthToSpace
-    in DCR mode.   dx = dy rearranged back"""
+    in the same ``mode`` (SINGA's; "DCR" is ONNX's SpaceToDepth).   dx = dy rearranged back"""
 
-    def __init__(self, block):
-        self.block = block
+    def __init__(self, block, mode="DCR"):
+        self.block, self.mode = block, mode
 
     def forward(self, x):
         n, c, h, w = self.input_shape = x.shape
         b = self.block
-        self.split = (n, c, h // b, b, w // b, b)
-        self.order = (0, 3, 5, 1, 2, 4)
-        return x.reshape(self.split).transpose(self.order).reshape(n, c * b * b, h // b, w // b)
+        packed = (n, c * b * b, h // b, w // b)
+        self.split, self.order, _ = _depth_to_space_shapes(packed, b, self.mode)
+        permuted = tuple(self.split[a] for a in self.order)
+        return x.reshape(permuted).transpose(np.argsort(self.order)).reshape(packed)
 
     def backward(self, dy):
-        permuted = tuple(self.split[a] for a in self.order)
-        return dy.reshape(permuted).transpose(np.argsort(self.order)).reshape(self.input_shape)
+        return dy.reshape(self.split).transpose(self.order).reshape(self.input_shape)
 
 
 def _check_nchw(name, x):
@@ -100,22 +107,40 @@ def _check_nchw(name, x):
         raise ValueError(f"{name}: expected a 4-d (N, C, H, W) tensor, got shape {x.shape}")
 
 
-def depth_to_space(x, blocksize, mode="DCR"):
+def _mode(name, mode):
+    """SINGA's mode, upper-cased as SINGA does, else a ValueError."""
+    upper = mode.upper() if isinstance(mode, str) else mode
+    if upper not in ("DCR", "CRD"):
+        raise ValueError(f"{name}: mode must be 'DCR' or 'CRD', got {mode!r}")
+    return upper
+
+
+def depth_to_space(x: Tensor, blocksize: int, mode: str = "DCR") -> Tensor:
     """Move blocks of channels into space: (N, C*b*b, H, W) -> (N, C, H*b, W*b); ``mode`` is
-    ONNX's "DCR" (depth-column-row, the default) or "CRD"."""
+    ONNX's "DCR" (depth-column-row, the default) or "CRD" (column-row-depth)."""
     _check_nchw("depth_to_space", x)
-    if mode not in ("DCR", "CRD"):
-        raise ValueError(f"depth_to_space: mode must be 'DCR' or 'CRD', got {mode!r}")
+    mode = _mode("depth_to_space", mode)
     if x.shape[1] % (blocksize * blocksize):
         raise ValueError(f"depth_to_space: channels ({x.shape[1]}) must be divisible by "
                          f"blocksize^2 ({blocksize * blocksize})")
     return DepthToSpace(int(blocksize), mode)(x)
 
 
-def space_to_depth(x, blocksize):
-    """Move blocks of space into channels: (N, C, H*b, W*b) -> (N, C*b*b, H, W)."""
+def space_to_depth(x: Tensor, blocksize: int, mode: str = "DCR") -> Tensor:
+    """Move blocks of space into channels: (N, C, H*b, W*b) -> (N, C*b*b, H, W), the inverse
+    of :func:`depth_to_space` in the same ``mode`` ("DCR" or "CRD", as SINGA's).
+
+    >>> import numpy as np
+    >>> from autograd import Tensor
+    >>> x = Tensor(data=np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2))
+    >>> space_to_depth(x, 2, "CRD").to_numpy().ravel()
+    array([0., 1., 2., 3., 4., 5., 6., 7.], dtype=float32)
+    >>> space_to_depth(x, 2).to_numpy().ravel()
+    array([0., 4., 1., 5., 2., 6., 3., 7.], dtype=float32)
+    """
     _check_nchw("space_to_depth", x)
+    mode = _mode("space_to_depth", mode)
     if x.shape[2] % blocksize or x.shape[3] % blocksize:
         raise ValueError(f"space_to_depth: height and width {x.shape[2:]} must be divisible "
                          f"by blocksize {blocksize}")
-    return SpaceToDepth(int(blocksize))(x)
+    return SpaceToDepth(int(blocksize), mode)(x)

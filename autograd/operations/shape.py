@@ -8,6 +8,10 @@ lives in ``indexing.py``.
 >>> reshape(x, (3, -1)).shape, transpose(x).shape, cat([x, x], axis=1).shape
 ((3, 2), (3, 2), (2, 6))
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
 import math
 
 import numpy as np
@@ -16,6 +20,10 @@ from ..device import get_array_module
 from .base import Operation
 from .indexing import getitem  # noqa: F401  (Tensor.__getitem__ finds it here)
 from .utils import normalize_axes, normalize_axis, unbroadcast, axis_slice
+from .._types import Axes, IntOrTuple, Shape
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["reshape", "transpose", "flatten", "squeeze", "unsqueeze", "expand", "broadcast_to",
            "tile", "cat", "concat", "split"]
@@ -35,7 +43,7 @@ class Reshape(Operation):
         return dy.reshape(self.input_shape)
 
 
-def reshape(x, shape):
+def reshape(x: Tensor, shape: Shape) -> Tensor:
     """x with a new shape; one entry may be -1 (inferred), and a 0 copies the input's size at
     that position (SINGA's and ONNX's Reshape; NumPy would make an empty axis).
 
@@ -66,7 +74,7 @@ def reshape(x, shape):
     return Reshape(shape)(x)
 
 
-def flatten(x, axis=1):
+def flatten(x: Tensor, axis: int = 1) -> Tensor:
     """SINGA/ONNX Flatten: a 2-D tensor (product of shape[:axis], product of shape[axis:]);
     ``axis`` in [-ndim, ndim].
 
@@ -82,7 +90,7 @@ def flatten(x, axis=1):
     return Reshape((math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))(x)
 
 
-def squeeze(x, axis=None):
+def squeeze(x: Tensor, axis: Axes = None) -> Tensor:
     """x without the size-1 axes listed in ``axis`` (an int or a list); all of them when
     ``axis`` is None or empty (SINGA's default ``axis=[]``).
 
@@ -104,7 +112,7 @@ def squeeze(x, axis=None):
     return Reshape(tuple(n for i, n in enumerate(shape) if i not in axes))(x)
 
 
-def unsqueeze(x, axis=-1):
+def unsqueeze(x: Tensor, axis: IntOrTuple = -1) -> Tensor:
     """x with size-1 axes inserted at ``axis`` (an int or a list), positions in the result as in
     ONNX: ``unsqueeze(x, [0, 3])`` of a (2, 3) tensor is (1, 2, 3, 1); the default (SINGA's
     ``axis=-1``) appends one.
@@ -132,7 +140,7 @@ class Transpose(Operation):
         return dy.transpose(np.argsort(self.axes))
 
 
-def transpose(x, axes=None):
+def transpose(x: Tensor, axes: Optional[Sequence[int]] = None) -> Tensor:
     """x with its axes permuted; reversed when ``axes`` is None (SINGA's ``transpose(x, axes)``).
 
     >>> from autograd import Tensor
@@ -165,7 +173,7 @@ class Expand(Operation):
         return unbroadcast(dy, self.input_shape)
 
 
-def expand(x, shape):
+def expand(x: Tensor, shape: Shape) -> Tensor:
     """ONNX/SINGA Expand: x broadcast against ``shape`` in both directions, so the result has
     shape ``np.broadcast_shapes(x.shape, shape)`` (a 1 in ``shape`` keeps x's size).
 
@@ -181,7 +189,7 @@ def expand(x, shape):
     return Expand(result)(x)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x: Tensor, shape: Shape) -> Tensor:
     """NumPy's ``broadcast_to``: x broadcast to exactly ``shape``.
 
     >>> from autograd import Tensor
@@ -217,7 +225,7 @@ class Tile(Operation):
         return dy.reshape(split).sum(axis=copy_axes).reshape(self.input_shape)
 
 
-def tile(x, repeats):
+def tile(x: Tensor, repeats: IntOrTuple) -> Tensor:
     """x repeated along each axis as ``np.tile``: more repeats than axes add leading axes,
     fewer repeat the trailing axes.
 
@@ -252,7 +260,7 @@ class Concat(Operation):
         return tuple(grads)
 
 
-def cat(xs, axis=0):
+def cat(xs: Sequence[Tensor], axis: int = 0) -> Tensor:
     """SINGA's ``cat(xs, axis=0)``: the tensors in ``xs`` joined along ``axis``; every other
     axis must match. Also called ``concat``.
 
@@ -304,7 +312,8 @@ class Split(Operation):
         return get_array_module(dys[0]).concatenate(dys, axis=self.axis)
 
 
-def split(x, axis, parts, num_output=None):
+def split(x: Tensor, axis: int, parts: Optional[IntOrTuple],
+          num_output: Optional[int] = None) -> tuple[Tensor, ...]:
     """SINGA/ONNX Split: x cut along ``axis`` into pieces of the sizes in ``parts`` (a list), or
     into ``parts`` equal pieces when it is an int; returns a tuple of Tensors. SINGA's
     ``split(x, axis, None, num_output=n)`` also gives n equal pieces.

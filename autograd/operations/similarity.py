@@ -5,10 +5,17 @@ two matrices, and a hinge loss on pairs of scores.
 >>> cossim(Tensor(data=[[1.0, 0.0]]), Tensor(data=[[2.0, 0.0]])).to_numpy()
 array([1.], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..device import get_array_module
 from .base import Operation
 from .utils import scalar_value
 from .loss import _check_float_tensor
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["cossim", "ranking_loss"]
 
@@ -51,7 +58,7 @@ class CosSim(Operation):
         return da, db
 
 
-def cossim(a, b, eps=1e-8):
+def cossim(a: Tensor, b: Tensor, eps: float = 1e-8) -> Tensor:
     """SINGA's CosSim: the cosine similarity of each row of ``a`` with the same row of ``b``,
     both (N, D), giving (N,). Each norm is clamped below at ``eps`` (as PyTorch's
     ``cosine_similarity``), so a zero row gives 0 rather than nan.
@@ -89,7 +96,7 @@ class RankingLoss(Operation):
         return (-dneg if need_pos else None), (dneg if need_neg else None)
 
 
-def ranking_loss(pos, neg, M=0.2):
+def ranking_loss(pos: Tensor, neg: Tensor, M: float = 0.2) -> Tensor:
     """SINGA's RankingLoss: the hinge ``mean(max(0, M - pos + neg))`` over all elements of the
     scores ``pos`` and ``neg`` (same shape; for scores of shape (N,) or (N, 1) this is SINGA's
     sum over the batch divided by N). It is zero, with zero gradient, for each pair where pos

@@ -5,9 +5,16 @@ first), and the raw-array log_softmax that the losses share.
 >>> softmax(Tensor(data=[1.0, 1.0])).to_numpy()
 array([0.5, 0.5], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..device import get_array_module
 from .base import Operation
 from .utils import normalize_axes, check_tensor
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -65,7 +72,7 @@ def _single_axis(x, axis, name):
     return normalize_axes(int(axis), x.ndim, name)[0]
 
 
-def softmax(x, axis=-1):
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """e^x normalised to sum to 1 along ``axis``; stable for large x.
 
     >>> from autograd import Tensor
@@ -76,7 +83,7 @@ def softmax(x, axis=-1):
     return Softmax(_single_axis(x, axis, "softmax"))(x)
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """The logarithm of softmax along ``axis``, computed directly (finite where softmax
     underflows to 0).
 

@@ -14,7 +14,7 @@ from ..device import get_array_module
 
 __all__ = ["erf", "erf_float32", "expit"]
 
-_modules = {}      # array module -> its scipy.special (one import per backend)
+_modules: dict = {}      # array module -> its scipy.special (one import per backend)
 
 
 def _special_for(array):

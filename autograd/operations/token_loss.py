@@ -11,11 +11,19 @@ out of a language model, without reshaping them to (N*T, V).
 >>> round(token_cross_entropy(logits, np.array([[3, -100]])).item(), 4)     # log 4
 1.3863
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..device import get_array_module
 from .base import Operation
 from .utils import check_tensor, out_of_range
+from .._types import Indices
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["token_cross_entropy"]
 
@@ -72,7 +80,8 @@ class TokenCrossEntropy(Operation):
         return dx.reshape(self.logits_shape), None
 
 
-def token_cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
+def token_cross_entropy(logits: Tensor, targets: Indices, ignore_index: int = -100,
+                        reduction: str = "mean") -> Tensor:
     """Cross entropy of ``logits`` (..., V) (class axis last: (N, T, V) for a language model,
     (N, V) for a classifier) against integer ``targets`` (...) in [0, V); positions whose target
     is ``ignore_index`` take no part. ``reduction``: "mean" over the kept positions (PyTorch's
@@ -101,9 +110,11 @@ def token_cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
         targets = np.asarray(targets)
     if targets.dtype.kind not in "iu":
         raise TypeError(f"{name}: expected integer targets, got {targets.dtype}")
-    if tuple(targets.shape) != tuple(logits.shape[:-1]):
+    # targets is an array here; the checker still sees the Union of the signature
+    if tuple(targets.shape) != tuple(logits.shape[:-1]):  # type: ignore[arg-type]
         raise ValueError(f"{name}: expected targets of shape {tuple(logits.shape[:-1])} for "
-                         f"logits {tuple(logits.shape)}, got {tuple(targets.shape)}")
+                         f"logits {tuple(logits.shape)}, "
+                         f"got {tuple(targets.shape)}")  # type: ignore[arg-type]
     vocabulary = logits.shape[-1]
     flat = targets.reshape(-1)
     ignored = flat == ignore_index

@@ -4,9 +4,16 @@
 >>> sin(Tensor(data=[0.0])).to_numpy()
 array([0.], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..device import get_array_module
 from .base import Operation
 from .unary import _Unary
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
            "atanh"]
@@ -85,56 +92,56 @@ class Atanh(_Unary):
     derivative = staticmethod(lambda xp, x: 1 / (1 - x * x))
 
 
-def sin(x):
+def sin(x: Tensor) -> Tensor:
     """Sine of each element (radians)."""
     return Sin()(x)
 
 
-def cos(x):
+def cos(x: Tensor) -> Tensor:
     """Cosine of each element (radians)."""
     return Cos()(x)
 
 
-def tan(x):
+def tan(x: Tensor) -> Tensor:
     """Tangent of each element (radians)."""
     return Tan()(x)
 
 
-def asin(x):
+def asin(x: Tensor) -> Tensor:
     """Inverse sine of each element, defined on [-1, 1]."""
     return Asin()(x)
 
 
-def acos(x):
+def acos(x: Tensor) -> Tensor:
     """Inverse cosine of each element, defined on [-1, 1]."""
     return Acos()(x)
 
 
-def atan(x):
+def atan(x: Tensor) -> Tensor:
     """Inverse tangent of each element."""
     return Atan()(x)
 
 
-def sinh(x):
+def sinh(x: Tensor) -> Tensor:
     """Hyperbolic sine of each element."""
     return Sinh()(x)
 
 
-def cosh(x):
+def cosh(x: Tensor) -> Tensor:
     """Hyperbolic cosine of each element."""
     return Cosh()(x)
 
 
-def asinh(x):
+def asinh(x: Tensor) -> Tensor:
     """Inverse hyperbolic sine of each element."""
     return Asinh()(x)
 
 
-def acosh(x):
+def acosh(x: Tensor) -> Tensor:
     """Inverse hyperbolic cosine of each element, defined for x >= 1."""
     return Acosh()(x)
 
 
-def atanh(x):
+def atanh(x: Tensor) -> Tensor:
     """Inverse hyperbolic tangent of each element, defined on (-1, 1)."""
     return Atanh()(x)

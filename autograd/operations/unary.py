@@ -5,9 +5,16 @@ clipping (the trigonometric and hyperbolic functions are in trigonometry.py).
 >>> exp(Tensor(data=[0.0, 1.0])).to_numpy().round(4)
 array([1.    , 2.7183], dtype=float32)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
 from ..device import get_array_module
 from .base import Operation
 from .utils import scalar_value
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = [
     "negative", "neg", "exp", "log", "sqrt", "abs", "sign", "reciprocal", "clip", "ceil",
@@ -126,7 +133,7 @@ class Clip(Operation):
         return dy * inside
 
 
-def negative(x):
+def negative(x: Tensor) -> Tensor:
     """-x elementwise."""
     return Negative()(x)
 
@@ -134,37 +141,37 @@ def negative(x):
 neg = negative
 
 
-def exp(x):
+def exp(x: Tensor) -> Tensor:
     """e to the power of each element."""
     return Exp()(x)
 
 
-def log(x):
+def log(x: Tensor) -> Tensor:
     """Natural logarithm of each element."""
     return Log()(x)
 
 
-def sqrt(x):
+def sqrt(x: Tensor) -> Tensor:
     """Square root of each element."""
     return Sqrt()(x)
 
 
-def abs(x):
+def abs(x: Tensor) -> Tensor:
     """Absolute value of each element; the gradient at 0 is 0."""
     return Abs()(x)
 
 
-def sign(x):
+def sign(x: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element; its gradient is 0."""
     return Sign()(x)
 
 
-def reciprocal(x):
+def reciprocal(x: Tensor) -> Tensor:
     """1 / x elementwise."""
     return Reciprocal()(x)
 
 
-def clip(x, min=None, max=None):
+def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None) -> Tensor:
     """Each element limited to [min, max] (either may be None); the gradient is zero outside.
 
     >>> from autograd import Tensor
@@ -220,17 +227,17 @@ class Identity(Operation):
         return dy
 
 
-def ceil(x):
+def ceil(x: Tensor) -> Tensor:
     """Smallest integer >= each element (as floats); zero gradient."""
     return Ceil()(x)
 
 
-def floor(x):
+def floor(x: Tensor) -> Tensor:
     """Largest integer <= each element (as floats); zero gradient."""
     return Floor()(x)
 
 
-def round(x):
+def round(x: Tensor) -> Tensor:
     """Each element rounded to the nearest integer, halves away from zero; zero gradient.
 
     >>> from autograd import Tensor
@@ -240,7 +247,7 @@ def round(x):
     return Round()(x)
 
 
-def rounde(x):
+def rounde(x: Tensor) -> Tensor:
     """Each element rounded to the nearest integer, halves to even (SINGA's rounde).
 
     >>> from autograd import Tensor
@@ -250,6 +257,6 @@ def rounde(x):
     return RoundEven()(x)
 
 
-def identity(x):
+def identity(x: Tensor) -> Tensor:
     """A copy of x that stays in the graph (gradient passes through unchanged)."""
     return Identity()(x)

@@ -47,7 +47,7 @@ def scalar_value(value):
     return None
 
 
-_scalar_operands = {}
+_scalar_operands: dict = {}
 _MAX_SCALAR_OPERANDS = 256
 _ndarray = np.ndarray         # a module global: one lookup on this hot path, not two
 

@@ -129,6 +129,32 @@ def test_pooling_layers_match_their_ops_and_shape_inference(data):
         assert layer.output_shape(x.shape) == y.shape
 
 
+@given(st.data())
+def test_pooling_layers_take_singas_pad_mode(data):
+    """MaxPool2d/AvgPool2d(kernel, stride, padding, pad_mode): SINGA's Pooling2d, with the
+    pad_mode also accepted in SINGA's fourth position."""
+    kernel = data.draw(st.integers(1, 3), label="kernel")
+    stride = data.draw(st.integers(1, 3), label="stride")
+    mode = data.draw(st.sampled_from(["SAME_UPPER", "SAME_LOWER", "VALID"]), label="mode")
+    include = data.draw(st.booleans(), label="count_include_pad")
+    size = data.draw(st.integers(kernel, 6), label="size")
+    x = _images(np.random.default_rng(data.draw(st.integers(0, 2 ** 31))), 2, 3, size, size + 1)
+    for ours, singas in [
+            (MaxPool2d(kernel, stride, pad_mode=mode), autograd.Pooling2d(kernel, stride,
+                                                                          pad_mode=mode)),
+            (MaxPool2d(kernel, stride, 0, mode), autograd.Pooling2d(kernel, stride,
+                                                                    pad_mode=mode)),
+            (AvgPool2d(kernel, stride, pad_mode=mode, count_include_pad=include),
+             autograd.Pooling2d(kernel, stride, is_max=False, pad_mode=mode,
+                                count_include_pad=include))]:
+        y = ours(x)
+        np.testing.assert_array_equal(y.to_numpy(), singas(x).to_numpy())
+        assert ours.output_shape(x.shape) == y.shape
+        assert f"pad_mode={mode!r}" in repr(ours)
+        if mode != "VALID":
+            assert y.shape[2:] == (-(-size // stride), -(-(size + 1) // stride))
+
+
 def test_pooling_of_the_seed_example_keeps_the_size():
     x = _images(np.random.default_rng(2), 2, 4, 7, 7)
     assert MaxPool2d(3, 1, padding=1)(x).shape == (2, 4, 7, 7)
@@ -149,3 +175,5 @@ def test_pooling_input_checks():
         AvgPool2d(3).output_shape((1, 1, 4, 2))
     with pytest.raises(ValueError, match="padding must be between 0 and half"):
         MaxPool2d(3, padding=2)
+    with pytest.raises(ValueError, match="AvgPool2d: pad_mode must be one of"):
+        AvgPool2d(3, pad_mode="SAME")

@@ -248,6 +248,35 @@ def test_pooling2d_uneven_padding_gradients_pass_gradcheck():
         assert autograd.gradcheck(lambda t: layer(t), [x])
 
 
+@pytest.mark.parametrize("mode", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize("is_max", [True, False])
+def test_pooling2d_same_pad_mode_is_one_op_on_x(mode, is_max):
+    x_values = np.random.default_rng(7).permutation(2 * 2 * 5 * 4).reshape(2, 2, 5, 4) / 8.0
+    x = Tensor(data=x_values, stores_grad=True)
+    y = Pooling2d(2, 2, is_max=is_max, pad_mode=mode)(x)
+    assert type(y.creator).__name__ == ("MaxPool2d" if is_max else "AvgPool2d")
+    assert y.creator.input_edges[0][2] is x          # recorded on x, not on a padded copy
+    dy = np.random.default_rng(8).standard_normal(y.shape)
+    # the loop's gradient of the padded input (pads as the direct-loop test computes), cropped
+    pads = ((1, 0) if mode == "SAME_LOWER" else (0, 1), (0, 0))
+    (top, bottom), _ = pads
+    padded = np.pad(x_values, ((0, 0), (0, 0), (top, bottom), (0, 0)),
+                    constant_values=-np.inf if is_max else 0.0)
+    expected = np.zeros(padded.shape)
+    for i in range(y.shape[2]):
+        for j in range(y.shape[3]):
+            window = padded[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
+            for a in range(2):
+                for b in range(2):
+                    if is_max:
+                        r, c = np.unravel_index(np.argmax(window[a, b]), (2, 2))
+                        expected[a, b, 2 * i + r, 2 * j + c] += dy[a, b, i, j]
+                    else:
+                        expected[a, b, 2 * i:2 * i + 2, 2 * j:2 * j + 2] += dy[a, b, i, j] / 4
+    np.testing.assert_allclose(autograd.gradients(y, dy)[x].to_numpy(),
+                               expected[:, :, top:top + 5], rtol=1e-12)
+
+
 def test_pooling2d_checks_its_arguments_and_input():
     with pytest.raises(ValueError, match="Pooling2d: pad_mode must be one of"):
         Pooling2d(2, pad_mode="SAME")

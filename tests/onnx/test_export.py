@@ -56,6 +56,14 @@ def _cases():
         w=_parameter(rng, 2, 3, 3, 3))
     yield "pools", image, Wrap(lambda m, x: autograd.avg_pool2d(
         autograd.max_pool2d(x, 3, 1, padding=1), 2))
+    yield "avg_pool_inside_pixels", image, Wrap(lambda m, x: autograd.avg_pool2d(
+        x, 3, 1, padding=1, count_include_pad=False))
+    # SINGA's SAME padding, uneven (one op each, pads (1, 0) and (0, 1))
+    yield "same_pools", image, Wrap(lambda m, x: m.max(x) + m.avg(x),
+                                    max=autograd.Pooling2d(3, 2, pad_mode="SAME_LOWER"),
+                                    avg=autograd.Pooling2d(3, 2, is_max=False,
+                                                           pad_mode="SAME_UPPER",
+                                                           count_include_pad=False))
     yield "global_pool", image, Wrap(lambda m, x: autograd.global_avg_pool2d(x))
     yield "batch_norm", image, autograd.BatchNorm2d(3)
     yield "layer_norm", flat, autograd.LayerNorm(5)
@@ -185,6 +193,22 @@ def test_an_operation_without_mapping_is_named_and_a_registered_one_exports():
     finally:
         from autograd.onnx.export_ops import EXPORTERS
         del EXPORTERS[Cube]
+
+
+def test_a_reflect_pad_as_long_as_its_axis_is_refused_both_ways():
+    """ONNX's reflect stays inside the axis; SINGA's rule (a copy of the axis) has no Pad
+    node, so neither direction may silently change the values."""
+    from onnx import helper, TensorProto
+    model = Wrap(lambda m, x: autograd.pad(x, "reflect", [0, 3, 0, 0]))
+    with pytest.raises(NotImplementedError, match="reflect pad equal to its axis length"):
+        autograd.onnx.export(model, [np.ones((2, 3), np.float32)])
+    pads = helper.make_tensor("pads", TensorProto.INT64, [4], [0, 3, 0, 0])
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], name="mirror", mode="reflect")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [2, 3])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [2, 6])], initializer=[pads])
+    with pytest.raises(NotImplementedError, match=r"Pad 'mirror' reflects by \[0, 3, 0, 0\]"):
+        autograd.onnx.load(helper.make_model(graph))(np.ones((2, 3), np.float32))
 
 
 def test_an_unsupported_node_is_named_and_a_registered_importer_runs():

@@ -36,3 +36,20 @@ def test_mean_gradcheck(count):
     inputs = [Tensor(data=rng.normal(size=(2, 3))) for _ in range(count - 1)] + \
              [Tensor(data=rng.normal(size=(3,)))]
     assert autograd.gradcheck(lambda *xs: autograd.mean(*xs), inputs)
+
+
+@pytest.mark.parametrize("combine, reference", [
+    (autograd.sum, lambda xs: np.sum(xs, axis=0)),
+    (autograd.max, lambda xs: np.max(xs, axis=0)),
+    (autograd.min, lambda xs: np.min(xs, axis=0)),
+    (autograd.mean, lambda xs: np.mean(xs, axis=0)),
+])
+def test_sum_max_min_mean_of_n_tensors_are_one_operation_with_n_inputs(combine, reference):
+    rng = np.random.default_rng(3)
+    arrays = [rng.normal(size=(2, 3)) for _ in range(4)]
+    xs = [Tensor(data=a, stores_grad=True) for a in arrays]
+    y = combine(*xs)
+    assert len(y.creator.input_edges) == 4
+    # each input itself, not a chain of binary ops
+    assert all(edge[2] is x for edge, x in zip(y.creator.input_edges, xs))
+    np.testing.assert_allclose(y.to_numpy(), reference(arrays), rtol=1e-12)

@@ -46,14 +46,32 @@ def test_depth_to_space_against_index_formula(mode, n, c, b, h, w):
     assert autograd.gradcheck(lambda t: autograd.depth_to_space(t, b, mode), [Tensor(data=x)])
 
 
-@given(n=st.integers(1, 2), c=st.integers(1, 2), b=st.integers(1, 3), h=st.integers(1, 2),
+def _channels(mode, c, b, i, j):
+    """The channels of the packed tensor that hold block offset (i, j) of each of c channels."""
+    return ((i * b + j) * c + np.arange(c)) if mode == "DCR" else (np.arange(c) * b * b + i * b + j)
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+@given(n=st.integers(1, 2), c=st.integers(1, 3), b=st.integers(1, 3), h=st.integers(1, 2),
        w=st.integers(1, 2))
-def test_space_to_depth_inverts_depth_to_space(n, c, b, h, w):
+def test_space_to_depth_against_index_formula_and_inverts_depth_to_space(mode, n, c, b, h, w):
     x = np.random.default_rng(2).standard_normal((n, c, h * b, w * b))
-    packed = autograd.space_to_depth(Tensor(data=x), b)
-    assert packed.shape == (n, c * b * b, h, w)
-    np.testing.assert_array_equal(autograd.depth_to_space(packed, b).to_numpy(), x)
-    assert autograd.gradcheck(lambda t: autograd.space_to_depth(t, b), [Tensor(data=x)])
+    packed = autograd.space_to_depth(Tensor(data=x), b, mode)
+    expected = np.empty((n, c * b * b, h, w))
+    for i in range(b):
+        for j in range(b):
+            expected[:, _channels(mode, c, b, i, j)] = x[:, :, i::b, j::b]
+    np.testing.assert_array_equal(packed.to_numpy(), expected)
+    np.testing.assert_array_equal(autograd.depth_to_space(packed, b, mode).to_numpy(), x)
+    assert autograd.gradcheck(lambda t: autograd.space_to_depth(t, b, mode), [Tensor(data=x)])
+
+
+def test_modes_are_upper_cased_as_singa_does():
+    x = Tensor(data=np.arange(16.0).reshape(1, 4, 2, 2))
+    np.testing.assert_array_equal(autograd.depth_to_space(x, 2, "crd").to_numpy(),
+                                  autograd.depth_to_space(x, 2, "CRD").to_numpy())
+    with pytest.raises(ValueError, match="space_to_depth: mode must be 'DCR' or 'CRD', got 'RCD'"):
+        autograd.space_to_depth(x, 2, "RCD")
 
 
 def test_rearrangements_check_divisibility():
