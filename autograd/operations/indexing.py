@@ -115,7 +115,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     index = _raw_index(index)
     if x.device.kind != "cpu":
         index = _to_device_index(index, x.device)
-    arrays = []
+    arrays: list = []
     template = _split(index, arrays)
     if any(a.dtype == bool for a in arrays):
         not_replayable("getitem with a boolean mask has as many results as the mask has True "

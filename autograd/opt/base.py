@@ -72,7 +72,7 @@ class Hyperparameter:
                              f"got {value!r}")
 
 
-_HYPERPARAMETER_NAMES = {}      # class -> its hyperparameter names (read at every step)
+_HYPERPARAMETER_NAMES: dict = {}     # class -> its hyperparameter names (read at every step)
 
 
 class Optimizer:
