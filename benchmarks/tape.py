@@ -23,11 +23,16 @@ def _start(size):
     return random_state(1).standard_normal(size["elements"]).astype(np.float32) * 0.1
 
 
-def build_autograd(size):
+def chain_parts(size):
+    """What both the eager and the captured chain use: backward, tanh, the leaf x, dy."""
     (backward, tanh) = require("backward", "tanh")
     from autograd import Tensor
     x = Tensor(data=_start(size), stores_grad=True)
-    dy = np.ones(size["elements"], np.float32)
+    return backward, tanh, x, np.ones(size["elements"], np.float32)
+
+
+def build_autograd(size):
+    backward, tanh, x, dy = chain_parts(size)
     links = size["links"]
     last = {}
 

@@ -2,10 +2,8 @@
 backward of tanh(x * 1.01 + 0.1) links on a (4,) tensor, per recorded op, beside PyTorch eager
 and the bare NumPy forward. What is left per op is the replay's own cost: one call of each
 forward and backward and a local variable per array, no Tensor, tape or graph walk."""
-import numpy as np
-
 from . import tape
-from .common import Bench, Missing, require, as_numpy, float32_problems
+from .common import Bench, Missing, as_numpy, float32_problems
 
 NAME = "tape_replay"
 DESCRIPTION = "the tape chain, captured once and replayed (autograd.capture)"
@@ -17,13 +15,10 @@ build_torch = tape.build_torch
 
 
 def build_autograd(size):
-    (backward, tanh) = require("backward", "tanh")
     import autograd
     if not hasattr(autograd, "capture"):
         raise Missing("capture")
-    from autograd import Tensor
-    x = Tensor(data=tape._start(size), stores_grad=True)
-    dy = np.ones(size["elements"], np.float32)
+    backward, tanh, x, dy = tape.chain_parts(size)
     links = size["links"]
     last = {}
 
