@@ -163,6 +163,17 @@ def pool_cases(draw):
 
 
 @given(pool_cases())
+def test_max_pool_forward_alone_takes_the_window_maxima_in_the_input_layout(case):
+    rng = np.random.default_rng(case["seed"])
+    x = rng.standard_normal((2, 3) + case["size"])
+    y, winner = kernels.max_pool2d_forward(_layouts(x, case["batch_last"]), case["windows"],
+                                           with_winner=False)
+    np.testing.assert_array_equal(y, reference_pool(x, case["windows"], "max")[0])
+    assert winner is None
+    assert is_batch_last(y) or not case["batch_last"]
+
+
+@given(pool_cases())
 def test_max_pool_kernels_route_dy_to_the_first_maximum(case):
     rng = np.random.default_rng(case["seed"])
     x = rng.permutation(2 * 3 * np.prod(case["size"])).reshape((2, 3) + case["size"]) * 1.0
