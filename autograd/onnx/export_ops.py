@@ -33,6 +33,12 @@ def exporter_for(op):
         f"({type(op).__module__}); add one with autograd.onnx.register_exporter")
 
 
+def has_exporter(layer):
+    """Whether ``layer``'s class (not Layer itself) has an exporter of its own: then export
+    traces it as one call."""
+    return any(cls in EXPORTERS for cls in type(layer).__mro__)
+
+
 class ExportContext:
     """The nodes and initializers being built, and the names of the Tensors met so far."""
 
@@ -178,13 +184,48 @@ def _layer_norm(context, op, inputs, outputs, tensors):
     context.node("LayerNormalization", names, outputs, axis=-op.dims, epsilon=float(op.eps))
 
 
+def _unit_axes(longer, shorter):
+    """The axes of ``longer`` that are ``shorter`` with axes of length 1 inserted, or None."""
+    axes, k = [], 0
+    for axis, size in enumerate(longer):
+        if k < len(shorter) and size == shorter[k]:
+            k += 1
+        elif size == 1:
+            axes.append(axis)
+        else:
+            return None
+    return axes if k == len(shorter) else None
+
+
 @register_exporter(shape.Reshape)
 def _reshape(context, op, inputs, outputs, tensors):
+    """A reshape that only inserts or removes axes of length 1 (squeeze, unsqueeze) is an
+    Unsqueeze or Squeeze node, which keeps every other dimension symbolic; any other a Reshape
+    whose first dimension is copied from the input where it is the batch's."""
+    source, target = tuple(tensors[0].shape), tuple(op.shape)
+    for op_type, axes in (("Unsqueeze", _unit_axes(target, source)),
+                          ("Squeeze", _unit_axes(source, target))):
+        if axes and context.opset >= 13:        # axes as an input from opset 13
+            context.node(op_type, [inputs[0], context.constant(np.asarray(axes, np.int64))],
+                         outputs)
+            return
+        if axes:
+            context.node(op_type, inputs, outputs, axes=axes)
+            return
     target = list(op.shape)
     if target and tensors[0].ndim and target[0] == tensors[0].shape[0]:
         target[0] = 0                  # copy the (symbolic) batch dimension
     context.node("Reshape", [inputs[0], context.constant(np.asarray(target, np.int64))],
                  outputs)
+
+
+@register_exporter(shape.Split)
+def _split(context, op, inputs, outputs, tensors):
+    if context.opset < 13:                        # split sizes as an attribute before 13
+        context.node("Split", inputs, outputs, axis=int(op.axis), split=list(op.sizes))
+        return
+    sizes = context.constant(np.asarray(op.sizes, np.int64))
+    context.node("Split", [inputs[0], sizes], outputs, axis=int(op.axis))
 
 
 @register_exporter(shape.Transpose)
@@ -270,3 +311,6 @@ for _class, _type, _attributes in (
         (activation.HardSigmoid, "HardSigmoid", {"alpha": ("alpha", float),
                                                  "beta": ("gamma", float)})):
     register_exporter(_class)(_same(_type, **_attributes))
+
+
+from . import export_recurrent    # noqa: E402,F401  (it fills EXPORTERS)

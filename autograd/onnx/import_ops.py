@@ -115,6 +115,8 @@ def _attribute_value(entry):
     value = helper.get_attribute_value(entry)
     if hasattr(value, "dims") and hasattr(value, "data_type"):
         return numpy_helper.to_array(value)
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [item.decode() for item in value]
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -285,4 +287,5 @@ register("Max")(_nary(lambda arrays: np.max(np.broadcast_arrays(*arrays), axis=0
 register("Min")(_nary(lambda arrays: np.min(np.broadcast_arrays(*arrays), axis=0), ops.min))
 
 
-from . import import_network, import_shape    # noqa: E402,F401  (they fill IMPORTERS)
+# they fill IMPORTERS
+from . import import_network, import_recurrent, import_shape    # noqa: E402,F401
