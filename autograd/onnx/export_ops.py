@@ -6,8 +6,9 @@ their own Operation with :func:`register_exporter`.
 """
 import numpy as np
 
-from ..operations import (activation, conv, elementwise, linalg, normalization, pooling,
-                          shape, softmax, dropout, unary, reduction, padding)
+from ..operations import (activation, conv, elementwise, embedding, indexing, linalg,
+                          normalization, pooling, shape, softmax, dropout, unary, reduction,
+                          padding)
 
 __all__ = ["EXPORTERS", "register_exporter", "exporter_for", "ExportContext"]
 
@@ -62,6 +63,14 @@ class ExportContext:
             name = self.constant(array, self.parameter_names.get(id(array)))
             self.bind(tensor, name)
         return name
+
+    def array_name(self, array):
+        """The name of an array an Operation keeps as an argument (an embedding's ids): the
+        graph input whose data it is, else a constant initializer."""
+        for tensor in self._keep:
+            if getattr(tensor, "data", None) is array:
+                return self._names[id(tensor)]
+        return self.constant(array)
 
     def new_name(self, tensor, hint):
         self._count += 1
@@ -153,15 +162,27 @@ def _max_pool(context, op, inputs, outputs, tensors):
 
 @register_exporter(pooling.AvgPool2d)
 def _average_pool(context, op, inputs, outputs, tensors):
+    """count_include_pad=1 where every window divides by the kernel's size; count_include_pad=0
+    where each divides by its pixels inside the input (what ONNX counts then, padding and
+    ceil-mode overhang left out)."""
     windows = op.windows
     (top, bottom), (left, right) = windows.pads
-    if isinstance(op.divisor, (int, float)) and op.divisor == np.prod(windows.kernel):
-        context.node("AveragePool", inputs, outputs, kernel_shape=list(windows.kernel),
-                     strides=list(windows.stride), pads=[top, left, bottom, right],
-                     count_include_pad=1)
+    attributes = dict(kernel_shape=list(windows.kernel), strides=list(windows.stride),
+                      pads=[top, left, bottom, right])
+    divisor = op.divisor.get() if hasattr(op.divisor, "get") else np.asarray(op.divisor)
+    if divisor.ndim == 0 and divisor == np.prod(windows.kernel):
+        context.node("AveragePool", inputs, outputs, count_include_pad=1, **attributes)
         return
-    raise NotImplementedError("autograd.onnx.export: AvgPool2d with count_include_pad=False "
-                              "or ceil_mode windows that count fewer pixels has no mapping yet")
+    inside = []
+    for axis, size in enumerate(tensors[0].shape[2:]):
+        starts = np.arange(windows.out_size[axis]) * windows.stride[axis] - windows.pads[axis][0]
+        inside.append(np.minimum(starts + windows.kernel[axis], size) - np.maximum(starts, 0))
+    if np.array_equal(np.broadcast_to(divisor, windows.out_size), np.outer(*inside)):
+        context.node("AveragePool", inputs, outputs, count_include_pad=0, **attributes)
+        return
+    raise NotImplementedError("autograd.onnx.export: AvgPool2d whose ceil_mode windows count "
+                              "their padding but not the overhang has no ONNX AveragePool "
+                              "equivalent")
 
 
 @register_exporter(normalization.BatchNorm)
@@ -217,6 +238,56 @@ def _reshape(context, op, inputs, outputs, tensors):
         target[0] = 0                  # copy the (symbolic) batch dimension
     context.node("Reshape", [inputs[0], context.constant(np.asarray(target, np.int64))],
                  outputs)
+
+
+@register_exporter(embedding.Embedding)
+def _embedding(context, op, inputs, outputs, tensors):
+    """Gather of the table's rows; the ids are a graph input when the model was called with
+    them (export(model, [ids])), else a constant."""
+    context.node("Gather", [inputs[0], context.array_name(op.ids)], outputs, axis=0)
+
+
+@register_exporter(indexing.Gather)
+def _gather(context, op, inputs, outputs, tensors):
+    """The indices are a constant of the graph (gather normalises them when called)."""
+    context.node("Gather", [inputs[0], context.constant(op.indices)], outputs, axis=int(op.axis))
+
+
+@register_exporter(indexing.GetItem)
+def _getitem(context, op, inputs, outputs, tensors):
+    """Basic indexing (ints and slices, one per leading axis): a Slice of the axes it narrows,
+    then a Squeeze of the ints' axes; axes taken whole are left out, so the batch stays
+    symbolic. Other indices (arrays, None, Ellipsis) have no mapping."""
+    index = op.index if isinstance(op.index, tuple) else (op.index,)
+    shape = tensors[0].shape
+    if not all(isinstance(p, (int, np.integer, slice)) for p in index) or len(index) > len(shape):
+        raise NotImplementedError("autograd.onnx.export: indexing with arrays, None or "
+                                  "Ellipsis has no mapping (ints and slices do)")
+    starts, ends, axes, steps, squeezed = [], [], [], [], []
+    for axis, part in enumerate(index):
+        if isinstance(part, slice):
+            if part == slice(None):
+                continue
+            start, stop, step = part.indices(shape[axis])
+            if step < 0 and stop < 0:
+                stop = -(2 ** 63)                 # through the first element
+        else:
+            start = int(part) % shape[axis]
+            stop, step = start + 1, 1
+            squeezed.append(axis)
+        starts.append(start)
+        ends.append(stop)
+        axes.append(axis)
+        steps.append(step)
+    sliced = outputs[0] + "_sliced" if squeezed else outputs[0]
+    if axes:
+        context.node("Slice", [inputs[0]] + [context.constant(np.asarray(v, np.int64)) for v in
+                                             (starts, ends, axes, steps)], [sliced])
+    else:
+        context.node("Identity", inputs, [sliced])
+    if squeezed:
+        context.node("Squeeze", [sliced, context.constant(np.asarray(squeezed, np.int64))],
+                     outputs)
 
 
 @register_exporter(shape.Split)

@@ -56,6 +56,9 @@ def _cases():
         w=_parameter(rng, 2, 3, 3, 3))
     yield "pools", image, Wrap(lambda m, x: autograd.avg_pool2d(
         autograd.max_pool2d(x, 3, 1, padding=1), 2))
+    yield "average_pools_without_padding", image, Wrap(lambda m, x: autograd.avg_pool2d(
+        autograd.avg_pool2d(x, 3, 1, padding=1, count_include_pad=False), 3, 2,
+        ceil_mode=True, count_include_pad=False))
     yield "global_pool", image, Wrap(lambda m, x: autograd.global_avg_pool2d(x))
     yield "batch_norm", image, autograd.BatchNorm2d(3)
     yield "layer_norm", flat, autograd.LayerNorm(5)
@@ -74,6 +77,10 @@ def _cases():
         autograd.pad(x, "constant", [0, 0, 1, 2, 0, 0, 0, 1], 0.5), "reflect",
         [0, 0, 1, 1, 0, 0, 1, 1]), "edge", [0, 0, 2, 0, 0, 0, 0, 2]))
 
+    yield "slicing", image, Wrap(lambda m, x: autograd.getitem(
+        x, (slice(None), slice(1, None), 2, slice(None, None, -2))) + autograd.getitem(x, (
+            slice(None), 0, slice(4, 2, -1), slice(0, 3))))
+    yield "gather", flat, Wrap(lambda m, x: autograd.gather(x, 1, [[4, 0], [-1, 2]]))
     sequence = (5, 3)                   # (steps, features) after the batch: batch_first layers
     yield "lstm", sequence, Wrap(lambda m, x: m.rnn(x)[0],
                                  rnn=autograd.LSTM(3, 4, batch_first=True))
@@ -119,6 +126,24 @@ def test_each_op_exports_runs_in_onnxruntime_and_imports_back(name, shape, model
     np.testing.assert_allclose(ReferenceEvaluator(again).run(None, {"input": x})[0],
                                model(Tensor(data=x, requires_grad=False)).to_numpy(),
                                atol=ATOL, rtol=1e-4)
+
+
+def test_an_embedding_exports_as_a_gather_of_the_ids_input():
+    rng = np.random.default_rng(7)
+    model = Wrap(lambda m, ids: autograd.relu(autograd.embedding(ids, m.W)),
+                 W=_parameter(rng, 10, 3))
+    proto = autograd.onnx.export(model, [rng.integers(0, 10, (2, 4))])
+    assert [node.op_type for node in proto.graph.node][:1] == ["Gather"]
+    net = autograd.onnx.load(proto)
+    session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    for batch in (2, 5):
+        ids = rng.integers(0, 10, (batch, 4))
+        expected = np.maximum(model.W.to_numpy()[ids], 0)
+        np.testing.assert_allclose(session.run(None, {"input": ids})[0], expected, atol=ATOL)
+        np.testing.assert_allclose(ReferenceEvaluator(proto).run(None, {"input": ids})[0],
+                                   expected, atol=ATOL)
+        np.testing.assert_allclose(net(ids).to_numpy(), expected, atol=ATOL)
 
 
 class Block(autograd.Layer):
