@@ -6,9 +6,8 @@ their own Operation with :func:`register_exporter`.
 """
 import numpy as np
 
-from ..operations import (activation, conv, elementwise, embedding, indexing, linalg,
-                          normalization, pooling, shape, softmax, dropout, unary, reduction,
-                          padding)
+from ..operations import (activation, conv, elementwise, linalg, normalization, pooling,
+                          shape, softmax, dropout, unary, reduction, padding)
 
 __all__ = ["EXPORTERS", "register_exporter", "exporter_for", "ExportContext"]
 
@@ -240,56 +239,6 @@ def _reshape(context, op, inputs, outputs, tensors):
                  outputs)
 
 
-@register_exporter(embedding.Embedding)
-def _embedding(context, op, inputs, outputs, tensors):
-    """Gather of the table's rows; the ids are a graph input when the model was called with
-    them (export(model, [ids])), else a constant."""
-    context.node("Gather", [inputs[0], context.array_name(op.ids)], outputs, axis=0)
-
-
-@register_exporter(indexing.Gather)
-def _gather(context, op, inputs, outputs, tensors):
-    """The indices are a constant of the graph (gather normalises them when called)."""
-    context.node("Gather", [inputs[0], context.constant(op.indices)], outputs, axis=int(op.axis))
-
-
-@register_exporter(indexing.GetItem)
-def _getitem(context, op, inputs, outputs, tensors):
-    """Basic indexing (ints and slices, one per leading axis): a Slice of the axes it narrows,
-    then a Squeeze of the ints' axes; axes taken whole are left out, so the batch stays
-    symbolic. Other indices (arrays, None, Ellipsis) have no mapping."""
-    index = op.index if isinstance(op.index, tuple) else (op.index,)
-    shape = tensors[0].shape
-    if not all(isinstance(p, (int, np.integer, slice)) for p in index) or len(index) > len(shape):
-        raise NotImplementedError("autograd.onnx.export: indexing with arrays, None or "
-                                  "Ellipsis has no mapping (ints and slices do)")
-    starts, ends, axes, steps, squeezed = [], [], [], [], []
-    for axis, part in enumerate(index):
-        if isinstance(part, slice):
-            if part == slice(None):
-                continue
-            start, stop, step = part.indices(shape[axis])
-            if step < 0 and stop < 0:
-                stop = -(2 ** 63)                 # through the first element
-        else:
-            start = int(part) % shape[axis]
-            stop, step = start + 1, 1
-            squeezed.append(axis)
-        starts.append(start)
-        ends.append(stop)
-        axes.append(axis)
-        steps.append(step)
-    sliced = outputs[0] + "_sliced" if squeezed else outputs[0]
-    if axes:
-        context.node("Slice", [inputs[0]] + [context.constant(np.asarray(v, np.int64)) for v in
-                                             (starts, ends, axes, steps)], [sliced])
-    else:
-        context.node("Identity", inputs, [sliced])
-    if squeezed:
-        context.node("Squeeze", [sliced, context.constant(np.asarray(squeezed, np.int64))],
-                     outputs)
-
-
 @register_exporter(shape.Split)
 def _split(context, op, inputs, outputs, tensors):
     if context.opset < 13:                        # split sizes as an attribute before 13
@@ -384,4 +333,4 @@ for _class, _type, _attributes in (
     register_exporter(_class)(_same(_type, **_attributes))
 
 
-from . import export_recurrent    # noqa: E402,F401  (it fills EXPORTERS)
+from . import export_indexing, export_recurrent    # noqa: E402,F401  (they fill EXPORTERS)

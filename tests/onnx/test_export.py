@@ -81,6 +81,9 @@ def _cases():
         x, (slice(None), slice(1, None), 2, slice(None, None, -2))) + autograd.getitem(x, (
             slice(None), 0, slice(4, 2, -1), slice(0, 3))))
     yield "gather", flat, Wrap(lambda m, x: autograd.gather(x, 1, [[4, 0], [-1, 2]]))
+    yield "attention", (4, 6), Wrap(lambda m, x: autograd.scaled_dot_product_attention(
+        x, autograd.tanh(x), x * 0.5, causal=True) + autograd.scaled_dot_product_attention(
+        x, x, x, mask=np.linspace(-1.0, 1.0, 16).reshape(4, 4), scale=0.3))
     sequence = (5, 3)                   # (steps, features) after the batch: batch_first layers
     yield "lstm", sequence, Wrap(lambda m, x: m.rnn(x)[0],
                                  rnn=autograd.LSTM(3, 4, batch_first=True))
