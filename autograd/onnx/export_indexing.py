@@ -1,13 +1,13 @@
-"""Lookups, indexing and attention -> ONNX nodes: Embedding and gather as Gather, basic
-indexing as Slice (+ Squeeze), where as Where, scaled dot-product attention as its MatMul /
-Softmax decomposition. Part of the export table of :mod:`autograd.onnx.export_ops`.
+"""Lookups, indexing, resampling and attention -> ONNX nodes: Embedding and gather as Gather,
+basic indexing as Slice (+ Squeeze), where as Where, nearest upsampling as Resize, scaled
+dot-product attention as its MatMul / Softmax decomposition. Part of the export table of :mod:`autograd.onnx.export_ops`.
 
 Arrays that these operations keep as arguments (ids, indices, conditions, masks) become graph
 inputs where they are the data of one (``export(model, [ids])``), else constants.
 """
 import numpy as np
 
-from ..operations import attention, embedding, indexing
+from ..operations import attention, embedding, indexing, resample
 from .export_ops import register_exporter
 
 __all__ = []
@@ -97,3 +97,11 @@ def _attention(context, op, inputs, outputs, tensors):
         scores = name + "_masked"
     context.node("Softmax", [scores], [name + "_weights"], axis=-1)
     context.node("MatMul", [name + "_weights", v], outputs)
+
+
+@register_exporter(resample.UpsampleNearest)
+def _upsample(context, op, inputs, outputs, tensors):
+    """y[i] = x[floor(i / scale)], output floor(n * scale): Resize nearest, asymmetric, floor."""
+    scales = context.constant(np.asarray(op.scales, np.float32))
+    context.node("Resize", [inputs[0], "", scales], outputs, mode="nearest",
+                 coordinate_transformation_mode="asymmetric", nearest_mode="floor")

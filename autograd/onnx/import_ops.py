@@ -288,4 +288,4 @@ register("Min")(_nary(lambda arrays: np.min(np.broadcast_arrays(*arrays), axis=0
 
 
 # they fill IMPORTERS
-from . import import_network, import_recurrent, import_shape    # noqa: E402,F401
+from . import import_network, import_recurrent, import_resize, import_shape  # noqa: E402,F401

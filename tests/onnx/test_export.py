@@ -80,6 +80,7 @@ def _cases():
     yield "slicing", image, Wrap(lambda m, x: autograd.getitem(
         x, (slice(None), slice(1, None), 2, slice(None, None, -2))) + autograd.getitem(x, (
             slice(None), 0, slice(4, 2, -1), slice(0, 3))))
+    yield "upsample", image, Wrap(lambda m, x: autograd.upsample(x, "nearest", [1, 1, 2, 1.5]))
     yield "gather", flat, Wrap(lambda m, x: autograd.gather(x, 1, [[4, 0], [-1, 2]]))
     yield "attention", (4, 6), Wrap(lambda m, x: autograd.scaled_dot_product_attention(
         x, autograd.tanh(x), x * 0.5, causal=True) + autograd.scaled_dot_product_attention(
