@@ -1,6 +1,7 @@
 """Lookups, indexing, resampling and attention -> ONNX nodes: Embedding and gather as Gather,
 basic indexing as Slice (+ Squeeze), where as Where, nearest upsampling as Resize, scaled
-dot-product attention as its MatMul / Softmax decomposition. Part of the export table of :mod:`autograd.onnx.export_ops`.
+dot-product attention as its MatMul / Softmax decomposition. Part of the export table of
+:mod:`autograd.onnx.export_ops`.
 
 Arrays that these operations keep as arguments (ids, indices, conditions, masks) become graph
 inputs where they are the data of one (``export(model, [ids])``), else constants.
