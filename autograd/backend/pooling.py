@@ -64,12 +64,15 @@ def _reduce_windows(windows, padded, combine):
     return y
 
 
-def max_pool2d_forward(x, windows):
+def max_pool2d_forward(x, windows, with_winner=True):
     """y (N, C, OH, OW), the max of each window of x padded with -inf, and ``winner``: which
     kernel offset (row-major) holds each window's first maximum (uint8, or int32 for kernels
-    of 256 offsets or more)."""
+    of 256 offsets or more). Without ``with_winner`` (no backward will run), winner is None and
+    the max is taken separably, kh + kw whole-batch passes rather than a compare per offset."""
     xp = get_array_module(x)
     padded = pad2d(x, *windows.pads, -np.inf)
+    if not with_winner:
+        return _reduce_windows(windows, padded, xp.maximum), None
     offsets = _offset_slices(windows)
     order = image_axis_order(padded) or (0, 1, 2, 3)
     y = buffer_cache.empty(xp, x.shape[:2] + tuple(windows.out_size), x.dtype, order)

@@ -33,6 +33,12 @@ def exporter_for(op):
         f"({type(op).__module__}); add one with autograd.onnx.register_exporter")
 
 
+def has_exporter(layer):
+    """Whether ``layer``'s class (not Layer itself) has an exporter of its own: then export
+    traces it as one call."""
+    return any(cls in EXPORTERS for cls in type(layer).__mro__)
+
+
 class ExportContext:
     """The nodes and initializers being built, and the names of the Tensors met so far."""
 
@@ -53,7 +59,11 @@ class ExportContext:
         name = self._names.get(id(tensor))
         if name is None:
             array = tensor.data if hasattr(tensor, "data") else tensor
-            name = self.constant(array, self.parameter_names.get(id(array)))
+            # an op's index or mask input wraps the array of a graph input (an embedding's ids)
+            name = next((self._names[id(known)] for known in self._keep
+                         if getattr(known, "data", None) is array), None)
+            if name is None:
+                name = self.constant(array, self.parameter_names.get(id(array)))
             self.bind(tensor, name)
         return name
 
@@ -147,30 +157,27 @@ def _max_pool(context, op, inputs, outputs, tensors):
 
 @register_exporter(pooling.AvgPool2d)
 def _average_pool(context, op, inputs, outputs, tensors):
+    """count_include_pad=1 where every window divides by the kernel's size; count_include_pad=0
+    where each divides by its pixels inside the input (what ONNX counts then, padding and
+    ceil-mode overhang left out)."""
     windows = op.windows
     (top, bottom), (left, right) = windows.pads
     attributes = dict(kernel_shape=list(windows.kernel), strides=list(windows.stride),
                       pads=[top, left, bottom, right])
-    if isinstance(op.divisor, (int, float)) and op.divisor == np.prod(windows.kernel):
+    divisor = op.divisor.get() if hasattr(op.divisor, "get") else np.asarray(op.divisor)
+    if divisor.ndim == 0 and divisor == np.prod(windows.kernel):
         context.node("AveragePool", inputs, outputs, count_include_pad=1, **attributes)
         return
-    if _divides_by_pixels_inside(op, tensors[0].shape[2:]):     # count_include_pad=False
+    inside = []
+    for axis, size in enumerate(tensors[0].shape[2:]):
+        starts = np.arange(windows.out_size[axis]) * windows.stride[axis] - windows.pads[axis][0]
+        inside.append(np.minimum(starts + windows.kernel[axis], size) - np.maximum(starts, 0))
+    if np.array_equal(np.broadcast_to(divisor, windows.out_size), np.outer(*inside)):
         context.node("AveragePool", inputs, outputs, count_include_pad=0, **attributes)
         return
-    raise NotImplementedError("autograd.onnx.export: AvgPool2d with ceil_mode windows that "
-                              "count padding but fewer pixels has no mapping yet")
-
-
-def _divides_by_pixels_inside(op, size):
-    """Whether each window of ``op`` divides by its pixels inside the input (ONNX's
-    count_include_pad=0), as avg_pool2d(..., count_include_pad=False) does."""
-    windows, counts = op.windows, []
-    for axis, n in enumerate(size):
-        starts = np.arange(windows.out_size[axis]) * windows.stride[axis] - windows.pads[axis][0]
-        counts.append(np.minimum(starts + windows.kernel[axis], n) - np.maximum(starts, 0))
-    divisor = op.divisor.get() if hasattr(op.divisor, "get") else op.divisor    # CuPy: to host
-    inside = np.outer(counts[0], counts[1])
-    return bool(np.array_equal(np.broadcast_to(np.asarray(divisor), inside.shape), inside))
+    raise NotImplementedError("autograd.onnx.export: AvgPool2d whose ceil_mode windows count "
+                              "their padding but not the overhang has no ONNX AveragePool "
+                              "equivalent")
 
 
 @register_exporter(normalization.BatchNorm)
@@ -193,13 +200,48 @@ def _layer_norm(context, op, inputs, outputs, tensors):
     context.node("LayerNormalization", names, outputs, axis=-op.dims, epsilon=float(op.eps))
 
 
+def _unit_axes(longer, shorter):
+    """The axes of ``longer`` that are ``shorter`` with axes of length 1 inserted, or None."""
+    axes, k = [], 0
+    for axis, size in enumerate(longer):
+        if k < len(shorter) and size == shorter[k]:
+            k += 1
+        elif size == 1:
+            axes.append(axis)
+        else:
+            return None
+    return axes if k == len(shorter) else None
+
+
 @register_exporter(shape.Reshape)
 def _reshape(context, op, inputs, outputs, tensors):
+    """A reshape that only inserts or removes axes of length 1 (squeeze, unsqueeze) is an
+    Unsqueeze or Squeeze node, which keeps every other dimension symbolic; any other a Reshape
+    whose first dimension is copied from the input where it is the batch's."""
+    source, target = tuple(tensors[0].shape), tuple(op.shape)
+    for op_type, axes in (("Unsqueeze", _unit_axes(target, source)),
+                          ("Squeeze", _unit_axes(source, target))):
+        if axes and context.opset >= 13:        # axes as an input from opset 13
+            context.node(op_type, [inputs[0], context.constant(np.asarray(axes, np.int64))],
+                         outputs)
+            return
+        if axes:
+            context.node(op_type, inputs, outputs, axes=axes)
+            return
     target = list(op.shape)
     if target and tensors[0].ndim and target[0] == tensors[0].shape[0]:
         target[0] = 0                  # copy the (symbolic) batch dimension
     context.node("Reshape", [inputs[0], context.constant(np.asarray(target, np.int64))],
                  outputs)
+
+
+@register_exporter(shape.Split)
+def _split(context, op, inputs, outputs, tensors):
+    if context.opset < 13:                        # split sizes as an attribute before 13
+        context.node("Split", inputs, outputs, axis=int(op.axis), split=list(op.sizes))
+        return
+    sizes = context.constant(np.asarray(op.sizes, np.int64))
+    context.node("Split", [inputs[0], sizes], outputs, axis=int(op.axis))
 
 
 @register_exporter(shape.Transpose)
@@ -288,3 +330,6 @@ for _class, _type, _attributes in (
         (activation.HardSigmoid, "HardSigmoid", {"alpha": ("alpha", float),
                                                  "beta": ("gamma", float)})):
     register_exporter(_class)(_same(_type, **_attributes))
+
+
+from . import export_indexing, export_recurrent    # noqa: E402,F401  (they fill EXPORTERS)

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from .. import graph
+from ..layers.base import Layer
 from ..operations.base import Operation
 from ..tensor import Tensor
 from . import require_onnx
@@ -23,22 +24,50 @@ _lock = threading.Lock()
 @contextlib.contextmanager
 def trace():
     """Record ``(operation, input Tensors, output Tensors)`` of every Operation called inside
-    the block (in any thread), in order: a list filled as the block runs. The recording hook
-    is removed when the block ends."""
+    the block (in any thread), in order: a list filled as the block runs. A Layer whose class
+    has an exporter (RNN, LSTM, GRU: one ONNX node each) is recorded whole, as
+    ``(layer, its Tensor arguments, its Tensor outputs flattened)``, and the operations inside
+    it are not. The recording hooks are removed when the block ends."""
+    from .export_ops import has_exporter
     calls = []
-    original = Operation.__call__
+    inside = threading.local()
+    original, original_layer = Operation.__call__, Layer.__call__
 
     def traced(op, *inputs):
         outputs = original(op, *inputs)
-        calls.append((op, inputs, outputs if isinstance(outputs, tuple) else (outputs,)))
+        if not getattr(inside, "layer", None):
+            calls.append((op, inputs, outputs if isinstance(outputs, tuple) else (outputs,)))
         return outputs
 
+    def traced_layer(layer, *args, **kwargs):
+        if getattr(inside, "layer", None) or not has_exporter(layer):
+            return original_layer(layer, *args, **kwargs)
+        inside.layer = layer
+        try:
+            output = original_layer(layer, *args, **kwargs)
+        finally:
+            inside.layer = None
+        calls.append((layer, tuple(_flat_tensors((args, kwargs))), tuple(_flat_tensors(output))))
+        return output
+
     with _lock:
-        Operation.__call__ = traced
+        Operation.__call__, Layer.__call__ = traced, traced_layer
         try:
             yield calls
         finally:
-            Operation.__call__ = original
+            Operation.__call__, Layer.__call__ = original, original_layer
+
+
+def _flat_tensors(value):
+    """The Tensors in nested tuples, lists and dicts, in order."""
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _flat_tensors(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _flat_tensors(item)
 
 
 def export(model, example_inputs, path=None, opset=21, input_names=None, output_names=None,

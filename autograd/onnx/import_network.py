@@ -41,6 +41,12 @@ def _from_images(y, was_sequence):
     return ops.reshape(y, (y.shape[0], y.shape[1], y.shape[3])) if was_sequence else y
 
 
+def _remember(node, key, compute):
+    """``compute()`` kept on an ImportedNode (see its ``memo``); a bare NodeProto recomputes."""
+    remember = getattr(node, "remember", None)
+    return compute() if remember is None else remember(key, compute)
+
+
 def _window_geometry(node, spatial, kernel, name, groups=1, ceil_mode=False):
     """A 2-D ConvGeometry from an ONNX node's strides, pads, dilations and auto_pad; 1-D
     attributes are given height 1."""
@@ -69,8 +75,9 @@ def _conv(context, node, inputs):
     if was_sequence:
         w = ops.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
     spatial = x.ndim - 2
-    geometry = _window_geometry(node, spatial, attribute(node, "kernel_shape") or
-                                w.shape[4 - spatial:], "Conv", attribute(node, "group", 1))
+    kernel = tuple(attribute(node, "kernel_shape") or w.shape[4 - spatial:])
+    geometry = _remember(node, ("geometry", spatial, kernel), lambda: _window_geometry(
+        node, spatial, kernel, "Conv", attribute(node, "group", 1)))
     return _from_images(convolve(images, w, b, geometry), was_sequence)
 
 
@@ -80,7 +87,8 @@ def _pool(context, node, inputs, is_max):
     spatial = x.ndim - 2
     kernel = list(attribute(node, "kernel_shape"))
     ceil_mode = bool(attribute(node, "ceil_mode", 0))
-    geometry = _window_geometry(node, spatial, kernel, node.op_type, ceil_mode=ceil_mode)
+    geometry = _remember(node, ("geometry", spatial), lambda: _window_geometry(
+        node, spatial, kernel, node.op_type, ceil_mode=ceil_mode))
     if geometry.dilation != (1, 1):
         raise NotImplementedError(f"autograd.onnx: {node.op_type} {node.name!r} has dilations "
                                   f"{geometry.dilation}; only 1 is supported")

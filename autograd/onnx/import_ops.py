@@ -10,7 +10,7 @@ import numpy as np
 
 import autograd as ops
 
-__all__ = ["IMPORTERS", "register", "handler_for", "Context"]
+__all__ = ["IMPORTERS", "register", "handler_for", "Context", "ImportedNode"]
 
 IMPORTERS = {}
 STATIC_INPUTS = {
@@ -85,15 +85,50 @@ class Context:
         return np.asarray(value)
 
 
-def attribute(node, name, default=None):
-    """The value of attribute ``name`` of ``node`` (ints, floats, strings, lists, tensors)."""
+class ImportedNode:
+    """A graph node as the importer runs it: the NodeProto's fields, its attributes parsed once
+    (:func:`attribute` reads them without touching the protobuf on every call), and ``memo``,
+    where a handler keeps what it derives from the attributes and the input shapes (a conv's
+    geometry), so a forward pass repeats no parsing."""
+
+    __slots__ = ("op_type", "name", "domain", "input", "output", "attribute", "attributes",
+                 "memo")
+
+    def __init__(self, proto, op_type=None, inputs=None, outputs=None):
+        self.op_type = op_type or proto.op_type
+        self.name, self.domain, self.attribute = proto.name, proto.domain, proto.attribute
+        self.input = list(proto.input if inputs is None else inputs)
+        self.output = list(proto.output if outputs is None else outputs)
+        self.attributes = {entry.name: _attribute_value(entry) for entry in proto.attribute}
+        self.memo = {}
+
+    def remember(self, key, compute):
+        """``compute()``, computed once per ``key``."""
+        value = self.memo.get(key)
+        if value is None:
+            value = self.memo[key] = compute()
+        return value
+
+
+def _attribute_value(entry):
     from onnx import helper, numpy_helper
+    value = helper.get_attribute_value(entry)
+    if hasattr(value, "dims") and hasattr(value, "data_type"):
+        return numpy_helper.to_array(value)
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [item.decode() for item in value]
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def attribute(node, name, default=None):
+    """The value of attribute ``name`` of ``node`` (an :class:`ImportedNode` or a NodeProto):
+    ints, floats, strings, lists, tensors as arrays."""
+    attributes = getattr(node, "attributes", None)
+    if attributes is not None:
+        return attributes.get(name, default)
     for entry in node.attribute:
         if entry.name == name:
-            value = helper.get_attribute_value(entry)
-            if hasattr(value, "dims") and hasattr(value, "data_type"):
-                return numpy_helper.to_array(value)
-            return value.decode() if isinstance(value, bytes) else value
+            return _attribute_value(entry)
     return default
 
 
@@ -252,4 +287,5 @@ register("Max")(_nary(lambda arrays: np.max(np.broadcast_arrays(*arrays), axis=0
 register("Min")(_nary(lambda arrays: np.min(np.broadcast_arrays(*arrays), axis=0), ops.min))
 
 
-from . import import_network, import_shape    # noqa: E402,F401  (they fill IMPORTERS)
+# they fill IMPORTERS
+from . import import_network, import_recurrent, import_resize, import_shape  # noqa: E402,F401

@@ -11,7 +11,7 @@ from ..device import get_default_device
 from ..layers.base import Layer
 from ..model import Model
 from ..tensor import Tensor
-from . import import_ops, require_onnx
+from . import import_fold, import_ops, require_onnx
 
 __all__ = ["OnnxModel", "read_model"]
 
@@ -55,7 +55,7 @@ class OnnxModel(Model):
         if not _OLDEST_OPSET <= version <= newest:
             raise ValueError(f"autograd.onnx.load: opset {version} is not supported (opsets "
                              f"{_OLDEST_OPSET} to {newest}, that of the installed onnx, are)")
-        self.nodes = list(graph_proto.node)
+        self.nodes = [import_ops.ImportedNode(node) for node in graph_proto.node]
         for node in self.nodes:
             import_ops.handler_for(node, self.opset)        # unsupported nodes fail at load
         static = import_ops.static_input_names(self.nodes)
@@ -85,7 +85,18 @@ class OnnxModel(Model):
         self.nodes = self._fold_constants()
         self.output_names = [value.name for value in graph_proto.output]
         self.device = device
+        # eval mode runs Conv + BatchNormalization pairs as one Conv (import_fold.py)
+        static = set(self.constants) | set(self.weights) | set(self._buffers_by_name)
+        self._folded_pairs = import_fold.foldable_pairs(self.nodes, static,
+                                                        set(self.output_names))
+        self._steps = self._steps_of(self.nodes)
+        self._eval_steps = self._steps_of(import_fold.eval_nodes(self.nodes,
+                                                                 self._folded_pairs))
+        self._folded = None          # the folded parameters kept for passes that record nothing
         Layer.train(self, False)
+
+    def _steps_of(self, nodes):
+        return [(import_ops.handler_for(node, self.opset), node) for node in nodes]
 
     def _fold_constants(self):
         """Run, once at load, every node whose inputs are all constants (Constant,
@@ -113,7 +124,10 @@ class OnnxModel(Model):
 
     def train(self, mode=True):
         """Training mode for BatchNorm and Dropout in this graph only: unlike SINGA's
-        ``Model.train``, ``autograd.training`` (the whole process's switch) is left as it is."""
+        ``Model.train``, ``autograd.training`` (the whole process's switch) is left as it is.
+        Either switch drops the folded Conv + BatchNorm parameters: the next eval pass folds
+        the current ones again."""
+        self._folded = None
         return Layer.train(self, mode)
 
     def forward(self, *inputs):
@@ -135,16 +149,24 @@ class OnnxModel(Model):
                 device=self.device, requires_grad=False)
         context = import_ops.Context(self.opset, self.is_training, self.device)
         wanted = set(names) - set(values)
-        for node in self.nodes:
+        steps = self._steps
+        if (not context.training and self._folded_pairs
+                and list(names) == list(self.output_names)):
+            # the folded graph skips each BatchNormalization: only for the graph's outputs
+            steps = self._eval_steps
+            values.update(self._folded_parameters(values, context))
+        for handler, node in steps:
             if not wanted:
                 break
             arguments = [values.get(name) if name else None for name in node.input]
-            missing = [name for name, value in zip(node.input, arguments)
-                       if name and value is None]
-            if missing:
-                raise ValueError(f"OnnxModel: node {node.name or node.op_type} "
-                                 f"({node.op_type}) reads {missing}, which nothing produced")
-            outputs = import_ops.handler_for(node, self.opset)(context, node, arguments)
+            if any(argument is None for argument in arguments):
+                missing = [name for name, value in zip(node.input, arguments)
+                           if name and value is None]
+                if missing:
+                    raise ValueError(f"OnnxModel: node {node.name or node.op_type} "
+                                     f"({node.op_type}) reads {missing}, which nothing "
+                                     "produced")
+            outputs = handler(context, node, arguments)
             if not isinstance(outputs, tuple):
                 outputs = (outputs,)
             for name, value in zip(node.output, outputs):
@@ -155,6 +177,22 @@ class OnnxModel(Model):
         if unknown:
             raise ValueError(f"OnnxModel: no node or input produces {unknown}")
         return tuple(_as_tensor(values[name], self.device) for name in names)
+
+    def _folded_parameters(self, values, context):
+        """The folded Conv + BatchNorm weights and biases. Computed on the tape in every pass
+        that records (gradients reach the unfolded parameters; an optimizer may then change
+        them, so the kept ones are dropped), else kept from the first pass after
+        ``eval()``/``train()`` or after a parameter's array was replaced. Parameters changed in
+        place by hand in eval mode need ``net.eval()`` again."""
+        if graph.is_recording():
+            self._folded = None
+            return import_fold.folded_values(self._folded_pairs, values, context)
+        sources = tuple(id(tensor.data) for tensors in (self.weights, self._buffers_by_name)
+                        for tensor in tensors.values())
+        if self._folded is None or self._folded[0] != sources:
+            self._folded = (sources, import_fold.folded_values(self._folded_pairs, values,
+                                                               context))
+        return self._folded[1]
 
     @property
     def is_training(self):

@@ -38,7 +38,7 @@ class MaxPool2d(Operation):
         self.windows = windows
 
     def forward(self, x):
-        y, winner = kernels_for(x).max_pool2d_forward(x, self.windows)
+        y, winner = kernels_for(x).max_pool2d_forward(x, self.windows, self.recording)
         self.save_for_backward(winner)
         self.input_shape = x.shape
         return y

@@ -97,6 +97,34 @@ def test_conv2d_kernels_match_windows_and_einsum(case):
         np.testing.assert_allclose(db, expected[3], atol=1e-10)
 
 
+@given(conv_cases())
+def test_conv2d_forward_alone_matches_windows_and_einsum(case):
+    """needs=() (inference): the bias added after the GEMM, 1x1 windows read in place."""
+    rng = np.random.default_rng(case["seed"])
+    x = rng.standard_normal((case["n"], case["c"]) + case["size"])
+    W = rng.standard_normal((case["o"], case["c"] // case["groups"]) + case["kernel"])
+    b = rng.standard_normal(case["o"]) if case["bias"] else None
+    geometry = ConvGeometry(case["kernel"], case["stride"], 0, case["dilation"], case["groups"])
+    y, _ = kernels.conv2d_forward(_layouts(x, case["batch_last"]), W, b, geometry,
+                                  case["pads"], ())
+    expected = reference_conv(x, W, b, case["stride"], case["dilation"], case["pads"],
+                              case["groups"], np.zeros(y.shape))[0]
+    np.testing.assert_allclose(y, expected, atol=1e-10)
+
+
+@pytest.mark.parametrize("batch_last", [False, True])
+@pytest.mark.parametrize("groups, pads", [(1, ((0, 0), (0, 0))), (2, ((1, 0), (0, 2)))])
+def test_pointwise_conv2d_forward_alone_reads_the_input_in_place(batch_last, groups, pads):
+    rng = np.random.default_rng(3)
+    x, W, b = rng.standard_normal((3, 4, 5, 6)), rng.standard_normal((6, 4 // groups, 1, 1)), \
+        rng.standard_normal(6)
+    geometry = ConvGeometry((1, 1), 1, 0, 1, groups)
+    y, _ = kernels.conv2d_forward(_layouts(x, batch_last), W, b, geometry, pads, ())
+    expected = reference_conv(x, W, b, (1, 1), (1, 1), pads, groups, np.zeros(y.shape))[0]
+    np.testing.assert_allclose(y, expected, atol=1e-10)
+    assert is_batch_last(y)
+
+
 def test_conv2d_winograd_path_matches_the_reference_and_keeps_batch_last():
     rng = np.random.default_rng(0)
     x, W = rng.standard_normal((32, 48, 8, 8)), rng.standard_normal((48, 48, 3, 3))
@@ -132,6 +160,17 @@ def pool_cases(draw):
                 zip(size, pads, kernel, stride))
     return dict(windows=Windows(kernel, stride, pads, out), size=size,
                 batch_last=draw(st.booleans()), seed=draw(st.integers(0, 1000)))
+
+
+@given(pool_cases())
+def test_max_pool_forward_alone_takes_the_window_maxima_in_the_input_layout(case):
+    rng = np.random.default_rng(case["seed"])
+    x = rng.standard_normal((2, 3) + case["size"])
+    y, winner = kernels.max_pool2d_forward(_layouts(x, case["batch_last"]), case["windows"],
+                                           with_winner=False)
+    np.testing.assert_array_equal(y, reference_pool(x, case["windows"], "max")[0])
+    assert winner is None
+    assert is_batch_last(y) or not case["batch_last"]
 
 
 @given(pool_cases())

@@ -32,6 +32,10 @@ NOT_SUPPORTED = {
     r"pow_types_int": "Pow with an integer base and a float exponent",
     r"maxpool_2d_uint8": "pooling of integer images",
     r"reshape_allowzero_reordered": "zero-size tensors",
+    r"resize_.*(linear|cubic|tf_crop_and_resize)|upsample_.*linear": "linear and cubic "
+    "Resize (nearest is imported)",
+    r"resize_.*not_(larger|smaller)": "Resize's keep_aspect_ratio_policy",
+    r"lstm_with_peepholes": "LSTM peepholes (the P input; our LSTM has none)",
     r"averagepool_2d_ceil_last_window_starts_on_pad": "ceil_mode windows that start in the "
                                                      "trailing padding (PyTorch's rule drops them)",
 }
