@@ -33,6 +33,7 @@ import numpy as np
 
 from ..operations import activation
 from ..operations import linalg
+from ..operations import recurrent as cells
 from ..operations import shape as shape_ops
 from ..tensor import Tensor
 from .arguments import positive_int
@@ -48,6 +49,9 @@ class _Recurrent(Layer):
 
     gate_count = 1
     state_count = 1          # 2 for LSTM: (h, c)
+    # b_hh added once to the input projection of all steps rather than per step (LSTM, where
+    # the sum of the two biases is all the equations use)
+    hidden_bias_in_input = False
 
     def __init__(self, input_size, hidden_size, *, bias=True, batch_first=False,
                  return_sequences=False, init="xavier", wscale=1.0):
@@ -143,7 +147,11 @@ class _Recurrent(Layer):
     # ------------------------------------------------------------ computing
     def _project_input(self, x2d):
         projected = linalg.matmul(x2d, self.W_ih)
-        return linalg.add_bias(projected, self.b_ih) if self.bias else projected
+        if not self.bias:
+            return projected
+        projected = linalg.add_bias(projected, self.b_ih)
+        return (linalg.add_bias(projected, self.b_hh) if self.hidden_bias_in_input
+                else projected)
 
     def _project_hidden(self, h):
         projected = linalg.matmul(h, self.W_hh)
@@ -169,17 +177,18 @@ class _Recurrent(Layer):
         x = self._sequence(x)
         steps, batch, _ = x.shape
         state = self._initial_state(initial_state, batch, x)
-        # the input projections of all steps as one matrix product
+        # the input projections of all steps as one matrix product, cut into the (batch,
+        # G * hidden) rows of each step (one op for all steps, no reshape per step)
         projected = self._project_input(shape_ops.reshape(x, (steps * batch, self.input_size)))
-        width = self.gate_count * self.hidden_size
-        pieces = shape_ops.split(shape_ops.reshape(projected, (steps, batch * width)), 0, steps)
+        pieces = shape_ops.split(projected, 0, steps) if steps > 1 else (projected,)
         hidden_states = []
         for piece in pieces:
-            state = self._step(shape_ops.reshape(piece, (batch, width)), state)
+            state = self._step(piece, state)
             hidden_states.append(state[0])
         if self.return_sequences:
-            output = shape_ops.cat([shape_ops.reshape(h, (1, batch, self.hidden_size))
-                                    for h in hidden_states], axis=0)
+            output = shape_ops.reshape(
+                shape_ops.cat(hidden_states, axis=0) if steps > 1 else hidden_states[0],
+                (steps, batch, self.hidden_size))
             if self.batch_first:
                 output = shape_ops.transpose(output, (1, 0, 2))
         else:
@@ -219,13 +228,12 @@ class LSTM(_Recurrent):
 
     gate_count = 4
     state_count = 2
+    hidden_bias_in_input = True
 
     def _step(self, projected_x, state):
+        # projected_x holds x W_ih + b_ih + b_hh; the gates and the cell update are one op
         h, c = state
-        gates = projected_x + self._project_hidden(h)
-        i, f, g, o = shape_ops.split(gates, 1, 4)
-        c = activation.sigmoid(f) * c + activation.sigmoid(i) * activation.tanh(g)
-        return activation.sigmoid(o) * activation.tanh(c), c
+        return cells.lstm_cell(projected_x, linalg.matmul(h, self.W_hh), c)
 
 
 class GRU(_Recurrent):
@@ -240,9 +248,4 @@ class GRU(_Recurrent):
 
     def _step(self, projected_x, state):
         (h,) = state
-        x_r, x_z, x_n = shape_ops.split(projected_x, 1, 3)
-        h_r, h_z, h_n = shape_ops.split(self._project_hidden(h), 1, 3)
-        r = activation.sigmoid(x_r + h_r)
-        z = activation.sigmoid(x_z + h_z)
-        n = activation.tanh(x_n + r * h_n)
-        return (n + z * (h - n),)
+        return (cells.gru_cell(projected_x, self._project_hidden(h), h),)
