@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from benchmarks import (tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer,
-                        transformer_large, recurrent_lm)
+                        transformer_large, recurrent_lm, small_batch)
 from benchmarks.common import Missing
 
 pytestmark = pytest.mark.cpu_only     # benchmarks time the CPU backend against NumPy/PyTorch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer, transformer_large,
-             recurrent_lm.LSTM_LM, recurrent_lm.GRU_LM]
+             recurrent_lm.LSTM_LM, recurrent_lm.GRU_LM, *small_batch.WORKLOADS]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 ROW_KEYS = {"description", "unit", "size", "status", "float32", "repetitions", "autograd",
             "floor", "torch", "autograd/floor", "autograd/torch", "samples"}
