@@ -34,6 +34,7 @@ import numpy as np
 from ..operations import activation
 from ..operations import linalg
 from ..operations import recurrent as cells
+from ..operations import recurrent_sequence as sequences
 from ..operations import shape as shape_ops
 from ..tensor import Tensor
 from .arguments import positive_int
@@ -177,23 +178,29 @@ class _Recurrent(Layer):
         x = self._sequence(x)
         steps, batch, _ = x.shape
         state = self._initial_state(initial_state, batch, x)
-        # the input projections of all steps as one matrix product, cut into the (batch,
-        # G * hidden) rows of each step (one op for all steps, no reshape per step)
+        # the input projections of all steps as one matrix product
         projected = self._project_input(shape_ops.reshape(x, (steps * batch, self.input_size)))
+        hidden_states, state = self._unroll(projected, state, steps)
+        if self.return_sequences:
+            output = hidden_states
+            if self.batch_first:
+                output = shape_ops.transpose(output, (1, 0, 2))
+        else:
+            output = state[0]
+        return output, (state[0] if self.state_count == 1 else state)
+
+    def _unroll(self, projected, state, steps):
+        """Every hidden state (steps, batch, hidden) and the final state, from the input
+        projections of all steps (steps * batch, G * hidden): the cell step by step, the
+        steps' rows cut by one split."""
+        batch = state[0].shape[0]
         pieces = shape_ops.split(projected, 0, steps) if steps > 1 else (projected,)
         hidden_states = []
         for piece in pieces:
             state = self._step(piece, state)
             hidden_states.append(state[0])
-        if self.return_sequences:
-            output = shape_ops.reshape(
-                shape_ops.cat(hidden_states, axis=0) if steps > 1 else hidden_states[0],
-                (steps, batch, self.hidden_size))
-            if self.batch_first:
-                output = shape_ops.transpose(output, (1, 0, 2))
-        else:
-            output = hidden_states[-1]
-        return output, (state[0] if self.state_count == 1 else state)
+        joined = shape_ops.cat(hidden_states, axis=0) if steps > 1 else hidden_states[0]
+        return shape_ops.reshape(joined, (steps, batch, self.hidden_size)), state
 
 
 class RNN(_Recurrent):
@@ -235,6 +242,12 @@ class LSTM(_Recurrent):
         h, c = state
         return cells.lstm_cell(projected_x, linalg.matmul(h, self.W_hh), c)
 
+    def _unroll(self, projected, state, steps):
+        # the whole loop over time as one op: backward through time with one dW_hh GEMM
+        x_gates = shape_ops.reshape(projected, (steps, -1, 4 * self.hidden_size))
+        hs, h, c = sequences.lstm_sequence(x_gates, state[0], state[1], self.W_hh)
+        return hs, (h, c)
+
 
 class GRU(_Recurrent):
     """Gated recurrent unit, PyTorch's equations (gates r, z, n)::
@@ -249,3 +262,9 @@ class GRU(_Recurrent):
     def _step(self, projected_x, state):
         (h,) = state
         return (cells.gru_cell(projected_x, self._project_hidden(h), h),)
+
+    def _unroll(self, projected, state, steps):
+        x_gates = shape_ops.reshape(projected, (steps, -1, 3 * self.hidden_size))
+        hs, h = sequences.gru_sequence(x_gates, state[0], self.W_hh,
+                                       self.b_hh if self.bias else None)
+        return hs, (h,)

@@ -22,6 +22,41 @@ from .utils import check_tensor
 __all__ = ["lstm_cell", "gru_cell"]
 
 
+def _lstm_forward(xp, x_gates, h_gates, c):
+    """h', c' and what the backward needs, from the two parts of the pre-activations."""
+    hidden = c.shape[-1]
+    gates = expit(x_gates + h_gates)                        # i, f, o right; g replaced below
+    xp.tanh(x_gates[:, 2 * hidden:3 * hidden] + h_gates[:, 2 * hidden:3 * hidden],
+            out=gates[:, 2 * hidden:3 * hidden])
+    i, f, g, o = _blocks(gates, 4)
+    c_new = f * c
+    c_new += i * g
+    tanh_c = xp.tanh(c_new)
+    return o * tanh_c, c_new, (gates, c, tanh_c)
+
+
+def _lstm_backward(xp, saved, dh, dc_new, out=None):
+    """da (N, 4H) (into ``out`` when given) and dc of the previous cell."""
+    gates, c, tanh_c = saved
+    i, f, g, o = _blocks(gates, 4)
+    # sigmoid' = s (1 - s) and tanh' = 1 - t^2 on all four blocks at once, then g fixed
+    slopes = xp.multiply(gates, gates, out=out)
+    xp.subtract(gates, slopes, out=slopes)
+    g_slope = slopes[:, 2 * g.shape[1]:3 * g.shape[1]]
+    xp.multiply(g, g, out=g_slope)
+    xp.subtract(1, g_slope, out=g_slope)
+    d_i, d_f, d_g, d_o = _blocks(slopes, 4)
+    dc = dh * o
+    dc -= dc * (tanh_c * tanh_c)
+    dc += dc_new
+    d_i *= dc * g
+    d_f *= dc * c
+    d_g *= dc * i
+    d_o *= dh * tanh_c
+    dc *= f
+    return slopes, dc
+
+
 class LSTMCell(Operation):
     """One LSTM step. x_gates, h_gates (N, 4H): the gate pre-activations a = x_gates + h_gates
     in blocks i, f, g, o; c (N, H) the previous cell. Outputs h' (N, H) and c' (N, H):
@@ -30,38 +65,14 @@ class LSTMCell(Operation):
     dc~ = dc' + dh' o (1 - tanh(c')^2), dx_gates = dh_gates = da, dc = dc~ f"""
 
     def forward(self, x_gates, h_gates, c):
-        xp = get_array_module(x_gates)
-        hidden = c.shape[-1]
-        gates = expit(x_gates + h_gates)                    # i, f, o right; g replaced below
-        xp.tanh(x_gates[:, 2 * hidden:3 * hidden] + h_gates[:, 2 * hidden:3 * hidden],
-                out=gates[:, 2 * hidden:3 * hidden])
-        i, f, g, o = _blocks(gates, 4)
-        c_new = f * c
-        c_new += i * g
-        tanh_c = xp.tanh(c_new)
-        self.save_for_backward(gates, c, tanh_c)
-        return o * tanh_c, c_new
+        h_new, c_new, saved = _lstm_forward(get_array_module(x_gates), x_gates, h_gates, c)
+        self.save_for_backward(*saved)
+        return h_new, c_new
 
     def backward(self, dh, dc_new):
-        gates, c, tanh_c = self.saved
-        xp = get_array_module(dh)
-        i, f, g, o = _blocks(gates, 4)
-        # sigmoid' = s (1 - s) and tanh' = 1 - t^2 on all four blocks at once, then g fixed
-        slopes = gates - gates * gates
-        g_slope = slopes[:, 2 * g.shape[1]:3 * g.shape[1]]
-        xp.multiply(g, g, out=g_slope)
-        xp.subtract(1, g_slope, out=g_slope)
-        d_i, d_f, d_g, d_o = _blocks(slopes, 4)
-        dc = dh * o
-        dc -= dc * (tanh_c * tanh_c)
-        dc += dc_new
-        d_i *= dc * g
-        d_f *= dc * c
-        d_g *= dc * i
-        d_o *= dh * tanh_c
+        da, dc = _lstm_backward(get_array_module(dh), self.saved, dh, dc_new)
         need_x, need_h, need_c = self.needs_input_grad
-        return (slopes if need_x else None), (slopes if need_h else None), (
-            dc * f if need_c else None)
+        return (da if need_x else None), (da if need_h else None), (dc if need_c else None)
 
 
 def lstm_cell(x_gates, h_gates, c):
@@ -80,6 +91,50 @@ def lstm_cell(x_gates, h_gates, c):
     return LSTMCell()(x_gates, h_gates, c)
 
 
+def _gru_forward(xp, x_gates, h_gates, h):
+    """h' and what the backward needs."""
+    hidden = h.shape[-1]
+    x_n, h_n = x_gates[:, 2 * hidden:], h_gates[:, 2 * hidden:]
+    rz = expit(x_gates[:, :2 * hidden] + h_gates[:, :2 * hidden])
+    r, z = rz[:, :hidden], rz[:, hidden:]
+    n = r * h_n
+    n += x_n
+    xp.tanh(n, out=n)
+    h_new = h - n
+    h_new *= z
+    h_new += n
+    return h_new, (rz, n, h_n, h)
+
+
+def _gru_backward(xp, saved, dh_new, dx_gates):
+    """Writes d(x_gates) into ``dx_gates`` (N, 3H); returns dh' z (h's direct share)."""
+    rz, n, h_n, h = saved
+    hidden = n.shape[-1]
+    r, z = rz[:, :hidden], rz[:, hidden:]
+    d_r, d_z, d_n = _blocks(dx_gates, 3)
+    xp.subtract(1, z, out=d_n)                              # dn~ = dh' (1 - z)(1 - n^2)
+    d_n *= dh_new
+    d_n -= d_n * (n * n)
+    xp.subtract(r, r * r, out=d_r)                          # r (1 - r) dn~ h_n
+    d_r *= d_n
+    d_r *= h_n
+    xp.subtract(z, z * z, out=d_z)                          # z (1 - z) dh' (h - n)
+    d_z *= dh_new
+    d_z *= h - n
+    return dh_new * z
+
+
+def _gru_hidden_share(xp, dx_gates, r, out=None):
+    """d(h_gates): the r and z blocks of d(x_gates), the n block times r."""
+    hidden = r.shape[-1]
+    if out is None:
+        out = dx_gates.copy()
+    else:
+        out[...] = dx_gates
+    out[:, 2 * hidden:] *= r
+    return out
+
+
 class GRUCell(Operation):
     """One GRU step. x_gates = x W_ih + b_ih and h_gates = h W_hh + b_hh (N, 3H) in blocks
     r, z, n; h (N, H) the previous state. Output h' (N, H):
@@ -88,42 +143,19 @@ class GRUCell(Operation):
     dh_gates = [the same r and z blocks, dn~ r], dh = dh' z"""
 
     def forward(self, x_gates, h_gates, h):
-        xp = get_array_module(x_gates)
-        hidden = h.shape[-1]
-        x_n, h_n = x_gates[:, 2 * hidden:], h_gates[:, 2 * hidden:]
-        rz = expit(x_gates[:, :2 * hidden] + h_gates[:, :2 * hidden])
-        r, z = rz[:, :hidden], rz[:, hidden:]
-        n = r * h_n
-        n += x_n
-        xp.tanh(n, out=n)
-        h_new = h - n
-        h_new *= z
-        h_new += n
-        self.save_for_backward(rz, n, h_n, h)
+        h_new, saved = _gru_forward(get_array_module(x_gates), x_gates, h_gates, h)
+        self.save_for_backward(*saved)
         return h_new
 
     def backward(self, dh_new):
-        rz, n, h_n, h = self.saved
         xp = get_array_module(dh_new)
-        hidden = n.shape[-1]
-        r, z = rz[:, :hidden], rz[:, hidden:]
-        dx_gates = xp.empty(dh_new.shape[:-1] + (3 * hidden,), dh_new.dtype)
-        d_r, d_z, d_n = _blocks(dx_gates, 3)
-        xp.subtract(1, z, out=d_n)                          # dn~ = dh' (1 - z)(1 - n^2)
-        d_n *= dh_new
-        d_n -= d_n * (n * n)
-        xp.subtract(r, r * r, out=d_r)                      # r (1 - r) dn~ h_n
-        d_r *= d_n
-        d_r *= h_n
-        xp.subtract(z, z * z, out=d_z)                      # z (1 - z) dh' (h - n)
-        d_z *= dh_new
-        d_z *= h - n
-        dh_gates = None
-        if self.needs_input_grad[1]:
-            dh_gates = dx_gates.copy()
-            dh_gates[:, 2 * hidden:] *= r
-        dh = dh_new * z if self.needs_input_grad[2] else None
-        return (dx_gates if self.needs_input_grad[0] else None), dh_gates, dh
+        rz = self.saved[0]
+        dx_gates = xp.empty(dh_new.shape[:-1] + (3 * dh_new.shape[-1],), dh_new.dtype)
+        dh = _gru_backward(xp, self.saved, dh_new, dx_gates)
+        need_x, need_h, need_state = self.needs_input_grad
+        dh_gates = (_gru_hidden_share(xp, dx_gates, rz[:, :dh_new.shape[-1]]) if need_h
+                    else None)
+        return (dx_gates if need_x else None), dh_gates, (dh if need_state else None)
 
 
 def gru_cell(x_gates, h_gates, h):

@@ -48,6 +48,36 @@ def lstm_both(x_gates, h_gates, c):
     return h * c_new
 
 
+STEPS = 3
+
+
+def lstm_sequence_reference(x_gates, h, c, W_hh):
+    hs = []
+    for x_t in x_gates:
+        h, c = lstm_reference(x_t, h @ W_hh, c)
+        hs.append(h)
+    return np.stack(hs), h, c
+
+
+def gru_sequence_reference(x_gates, h, W_hh, b_hh=0.0):
+    hs = []
+    for x_t in x_gates:
+        h = gru_reference(x_t, h @ W_hh + b_hh, h)
+        hs.append(h)
+    return np.stack(hs), h
+
+
+def lstm_sequence_all(*inputs):
+    """hs * (h_T + c_T): every output carries a gradient into one backward."""
+    hs, h, c = autograd.lstm_sequence(*inputs)
+    return hs * (h + c)
+
+
+def gru_sequence_all(*inputs):
+    hs, h = autograd.gru_sequence(*inputs)
+    return hs * h
+
+
 LSTM_INPUTS = [floats(-3, 3, shape=(BATCH, 4 * HIDDEN)), floats(-3, 3, shape=(BATCH, 4 * HIDDEN)),
                floats(shape=(BATCH, HIDDEN))]
 GRU_INPUTS = [floats(-3, 3, shape=(BATCH, 3 * HIDDEN)), floats(-3, 3, shape=(BATCH, 3 * HIDDEN)),
@@ -66,6 +96,24 @@ CASES = [
     OpCase(autograd.gru_cell, gru_reference,
            GRU_INPUTS[:2] + [floats(shape=(BATCH, HIDDEN), requires_grad=False)],
            name="gru_cell_constant_h"),
+    # the whole loop over time, backward through time with one dW_hh
+    OpCase(lstm_sequence_all, lambda x, h, c, W: (lambda hs, h, c: hs * (h + c))(
+               *lstm_sequence_reference(x, h, c, W)),
+           [floats(-2, 2, shape=(STEPS, BATCH, 4 * HIDDEN)), floats(shape=(BATCH, HIDDEN)),
+            floats(shape=(BATCH, HIDDEN)), floats(-1, 1, shape=(HIDDEN, 4 * HIDDEN))],
+           name="lstm_sequence"),
+    OpCase(lambda *a: autograd.lstm_sequence(*a)[0], lambda *a: lstm_sequence_reference(*a)[0],
+           [floats(-2, 2, shape=(STEPS, BATCH, 4 * HIDDEN)),
+            floats(shape=(BATCH, HIDDEN), requires_grad=False),
+            floats(shape=(BATCH, HIDDEN), requires_grad=False),
+            floats(-1, 1, shape=(HIDDEN, 4 * HIDDEN))], name="lstm_sequence_hs_constant_state"),
+    OpCase(gru_sequence_all, lambda *a: (lambda hs, h: hs * h)(*gru_sequence_reference(*a)),
+           [floats(-2, 2, shape=(STEPS, BATCH, 3 * HIDDEN)), floats(shape=(BATCH, HIDDEN)),
+            floats(-1, 1, shape=(HIDDEN, 3 * HIDDEN)), floats(-1, 1, shape=(3 * HIDDEN,))],
+           name="gru_sequence"),
+    OpCase(lambda *a: autograd.gru_sequence(*a)[1], lambda *a: gru_sequence_reference(*a)[1],
+           [floats(-2, 2, shape=(STEPS, BATCH, 3 * HIDDEN)), floats(shape=(BATCH, HIDDEN)),
+            floats(-1, 1, shape=(HIDDEN, 3 * HIDDEN))], name="gru_sequence_no_bias_last_h"),
 ]
 
 
@@ -97,3 +145,19 @@ def test_extreme_gate_values_stay_finite():
     h, c_new = autograd.lstm_cell(big, big, c)
     grads = dict((id(p), g.to_numpy()) for p, g in autograd.backward(autograd.sum(h * c_new)))
     assert np.isfinite(h.to_numpy()).all() and all(np.isfinite(g).all() for g in grads.values())
+
+
+def test_sequence_errors_name_the_op_and_the_shapes():
+    x = Tensor(data=np.zeros((2, 3, 8), np.float32))
+    h = Tensor(data=np.zeros((3, 2), np.float32))
+    W = Tensor(data=np.zeros((2, 8), np.float32))
+    with pytest.raises(ValueError, match=r"lstm_sequence: expected x_gates \(steps, batch, 4 \* "
+                                         r"hidden\).*got \(2, 3, 8\), \(3, 2\), \(3, 2\), "
+                                         r"\(2, 6\)"):
+        autograd.lstm_sequence(x, h, h, Tensor(data=np.zeros((2, 6), np.float32)))
+    with pytest.raises(ValueError, match=r"gru_sequence: expected .*b_hh"):
+        autograd.gru_sequence(Tensor(data=np.zeros((2, 3, 6), np.float32)), h,
+                              Tensor(data=np.zeros((2, 6), np.float32)),
+                              Tensor(data=np.zeros(5, np.float32)))
+    with pytest.raises(TypeError, match=r"lstm_sequence: expected floating inputs of one dtype"):
+        autograd.lstm_sequence(x, h, Tensor(data=np.zeros((3, 2))), W)
