@@ -19,6 +19,11 @@ def matmul(a, b):
     return a @ b
 
 
+def add(x, b):
+    """x + b, b broadcast against x."""
+    return x + b
+
+
 def relu(x):
     """max(x, 0)."""
     return get_array_module(x).maximum(x, 0)

@@ -15,6 +15,7 @@ from .im2col import pad2d                                                 # noqa
 
 name = "numpy"
 matmul = _matmul.matmul
+add = elementwise.add
 relu = elementwise.relu
 relu_backward = elementwise.relu_backward
 conv2d_backward = convolution.backward

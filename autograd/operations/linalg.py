@@ -76,9 +76,7 @@ class AddBias(Operation):
 
     def forward(self, x, b):
         self.b_shape = b.shape
-        if self.axis == 0:
-            return x + b.reshape(1, -1)
-        return x + b.reshape(-1, 1)
+        return kernels_for(x).add(x, b.reshape(1, -1) if self.axis == 0 else b.reshape(-1, 1))
 
     def backward(self, dy):
         need_x, need_b = self.needs_input_grad

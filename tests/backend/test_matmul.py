@@ -1,7 +1,7 @@
 """The matmul kernel (autograd/backend/matmul.py) against the plain formula y[i, j] =
 sum_k a[i, k] b[k, j], written here as a loop over k: the outer product (inner dimension 1),
 the GEMV (one row), the general case, batched and 1-D operands, transposed and strided views,
-large results from the buffer cache."""
+large results from the buffer cache; and the bias add (elementwise.py) against x + b."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -89,3 +89,14 @@ def test_gpu_kernel_matches_the_cpu_kernel():
     gpu = kernels_for(cupy.asarray(a))
     np.testing.assert_allclose(gpu.matmul(cupy.asarray(a[0]), cupy.asarray(b)).get(),
                                numpy_kernels.matmul(a[0], b), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape, bias_shape", [((3, 4), (1, 4)), ((3, 4), (3, 1)),
+                                               ((1200, 300), (1, 300)), ((600, 900), (600, 1))])
+def test_add_broadcasts_a_bias_as_numpy_does(shape, bias_shape):
+    """The add kernel (elementwise.py) against x + b, small and large (threaded, cached)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(bias_shape).astype(np.float32)
+    for stored in (x, np.ascontiguousarray(x.T).T):
+        np.testing.assert_array_equal(numpy_kernels.add(stored, b), x + b)
