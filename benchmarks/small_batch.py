@@ -10,7 +10,7 @@ of mlp.py, cnn.py and recurrent_lm.py at these sizes; the inference forwards are
 import numpy as np
 
 from . import cnn, floor, mlp
-from .common import Bench, require, as_numpy
+from .common import Bench, require, as_numpy, float32_problems
 from .recurrent_lm import RecurrentLM
 
 __all__ = ["WORKLOADS"]
@@ -63,7 +63,12 @@ class SmallBatch:
                     h = add_bias(matmul(reshape(h, (self.batch, -1)), p["W3"]), p["b3"])
             last["logits"] = h
 
-        return Bench(step=infer, outcome=lambda: {"logits": as_numpy(last["logits"])})
+        def check():
+            infer()
+            return float32_problems({"logits": last["logits"]}, [])
+
+        return Bench(step=infer, check=check,
+                     outcome=lambda: {"logits": as_numpy(last["logits"])})
 
     def build_floor(self, size):
         if self.train:
