@@ -35,6 +35,8 @@ def add(x, b):
     """x + b, b broadcast against x (a bias row), the result of x's shape."""
     xp = get_array_module(x)
     out = buffer_cache.empty(xp, x.shape, np.result_type(x, b))
+    if x.size < threads.MIN_PARALLEL_ELEMENTS:      # one pass; broadcast_to costs ~5 us
+        return xp.add(x, b, out=out)
     return threads.elementwise(_add_into, out, x, xp.broadcast_to(b, x.shape))
 
 
