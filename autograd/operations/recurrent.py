@@ -25,9 +25,9 @@ __all__ = ["lstm_cell", "gru_cell"]
 def _lstm_forward(xp, x_gates, h_gates, c):
     """h', c' and what the backward needs, from the two parts of the pre-activations."""
     hidden = c.shape[-1]
-    gates = expit(x_gates + h_gates)                        # i, f, o right; g replaced below
-    xp.tanh(x_gates[:, 2 * hidden:3 * hidden] + h_gates[:, 2 * hidden:3 * hidden],
-            out=gates[:, 2 * hidden:3 * hidden])
+    a = x_gates + h_gates
+    gates = expit(a)                                        # i, f, o right; g replaced below
+    xp.tanh(a[:, 2 * hidden:3 * hidden], out=gates[:, 2 * hidden:3 * hidden])
     i, f, g, o = _blocks(gates, 4)
     c_new = f * c
     c_new += i * g
