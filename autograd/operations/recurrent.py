@@ -82,10 +82,10 @@ def lstm_cell(x_gates, h_gates, c):
     >>> import numpy as np
     >>> from autograd import Tensor
     >>> lstm_cell(Tensor(data=np.zeros((1, 6))), Tensor(data=np.zeros((1, 6))),
-    ...           Tensor(data=np.zeros((1, 2))))
+    ...           Tensor(data=np.zeros((1, 2))))                   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: lstm_cell: expected x_gates and h_gates of shape (1, 8) (4 gate blocks of the cell's width 2), got (1, 6) and (1, 6)
+    ValueError: lstm_cell: expected x_gates and h_gates of shape (1, 8) (4 gate blocks ...
     """
     _check_cell("lstm_cell", x_gates, h_gates, c, 4)
     return LSTMCell()(x_gates, h_gates, c)
