@@ -49,6 +49,8 @@ from .operations.dropout import *            # noqa: F401,F403
 from .operations.embedding import *          # noqa: F401,F403
 from .operations.attention import *          # noqa: F401,F403
 from .operations.token_loss import *         # noqa: F401,F403
+from .operations.recurrent import *          # noqa: F401,F403
+from .operations.recurrent_sequence import * # noqa: F401,F403
 from .argument_errors import wrap_public_functions as _wrap_public_functions
 _wrap_public_functions(globals(), {name for name in _sys.modules
                                    if name.startswith(__name__ + ".operations.")})

@@ -2,17 +2,20 @@
 machinery of this package: intra-op threads (threads.py), reused host buffers
 (buffer_cache.py), batch-last image layouts (layout.py), im2col columns with the bias in the
 GEMM and Winograd F(4x4, 3x3) (convolution.py, winograd.py), the zero-row ReLU
-(elementwise.py). cupy_kernels.py has the same names for GPU arrays.
+(elementwise.py), the outer product and GEMV for degenerate matrix products (matmul.py).
+cupy_kernels.py has the same names for GPU arrays.
 
 >>> import numpy as np
 >>> relu(np.array([-1.0, 1.0]))
 array([0., 1.])
 """
-from . import convolution, elementwise, normalization, pooling
+from . import convolution, elementwise, matmul as _matmul, normalization, pooling
 from .layout import as_layout                                             # noqa: F401
 from .im2col import pad2d                                                 # noqa: F401
 
 name = "numpy"
+matmul = _matmul.matmul
+add = elementwise.add
 relu = elementwise.relu
 relu_backward = elementwise.relu_backward
 conv2d_backward = convolution.backward

@@ -37,6 +37,8 @@ import numpy as np
 
 from ..operations import activation
 from ..operations import linalg
+from ..operations import recurrent as cells
+from ..operations import recurrent_sequence as sequences
 from ..operations import shape as shape_ops
 from ..tensor import Tensor
 from .arguments import positive_int
@@ -52,6 +54,9 @@ class _Recurrent(Layer):
 
     gate_count = 1
     state_count = 1          # 2 for LSTM: (h, c)
+    # b_hh added once to the input projection of all steps rather than per step (LSTM, where
+    # the sum of the two biases is all the equations use)
+    hidden_bias_in_input = False
 
     def __init__(self, input_size: int, hidden_size: int, *, bias: bool = True,
                  batch_first: bool = False, return_sequences: bool = False, init: str = "xavier",
@@ -148,7 +153,11 @@ class _Recurrent(Layer):
     # ------------------------------------------------------------ computing
     def _project_input(self, x2d):
         projected = linalg.matmul(x2d, self.W_ih)
-        return linalg.add_bias(projected, self.b_ih) if self.bias else projected
+        if not self.bias:
+            return projected
+        projected = linalg.add_bias(projected, self.b_ih)
+        return (linalg.add_bias(projected, self.b_hh) if self.hidden_bias_in_input
+                else projected)
 
     def _project_hidden(self, h):
         projected = linalg.matmul(h, self.W_hh)
@@ -177,20 +186,27 @@ class _Recurrent(Layer):
         state = self._initial_state(initial_state, batch, x)
         # the input projections of all steps as one matrix product
         projected = self._project_input(shape_ops.reshape(x, (steps * batch, self.input_size)))
-        width = self.gate_count * self.hidden_size
-        pieces = shape_ops.split(shape_ops.reshape(projected, (steps, batch * width)), 0, steps)
-        hidden_states = []
-        for piece in pieces:
-            state = self._step(shape_ops.reshape(piece, (batch, width)), state)
-            hidden_states.append(state[0])
+        hidden_states, state = self._unroll(projected, state, steps)
         if self.return_sequences:
-            output = shape_ops.cat([shape_ops.reshape(h, (1, batch, self.hidden_size))
-                                    for h in hidden_states], axis=0)
+            output = hidden_states
             if self.batch_first:
                 output = shape_ops.transpose(output, (1, 0, 2))
         else:
-            output = hidden_states[-1]
+            output = state[0]
         return output, (state[0] if self.state_count == 1 else state)
+
+    def _unroll(self, projected, state, steps):
+        """Every hidden state (steps, batch, hidden) and the final state, from the input
+        projections of all steps (steps * batch, G * hidden): the cell step by step, the
+        steps' rows cut by one split."""
+        batch = state[0].shape[0]
+        pieces = shape_ops.split(projected, 0, steps) if steps > 1 else (projected,)
+        hidden_states = []
+        for piece in pieces:
+            state = self._step(piece, state)
+            hidden_states.append(state[0])
+        joined = shape_ops.cat(hidden_states, axis=0) if steps > 1 else hidden_states[0]
+        return shape_ops.reshape(joined, (steps, batch, self.hidden_size)), state
 
 
 class RNN(_Recurrent):
@@ -226,13 +242,18 @@ class LSTM(_Recurrent):
 
     gate_count = 4
     state_count = 2
+    hidden_bias_in_input = True
 
     def _step(self, projected_x, state):
+        # projected_x holds x W_ih + b_ih + b_hh; the gates and the cell update are one op
         h, c = state
-        gates = projected_x + self._project_hidden(h)
-        i, f, g, o = shape_ops.split(gates, 1, 4)
-        c = activation.sigmoid(f) * c + activation.sigmoid(i) * activation.tanh(g)
-        return activation.sigmoid(o) * activation.tanh(c), c
+        return cells.lstm_cell(projected_x, linalg.matmul(h, self.W_hh), c)
+
+    def _unroll(self, projected, state, steps):
+        # the whole loop over time as one op: backward through time with one dW_hh GEMM
+        x_gates = shape_ops.reshape(projected, (steps, -1, 4 * self.hidden_size))
+        hs, h, c = sequences.lstm_sequence(x_gates, state[0], state[1], self.W_hh)
+        return hs, (h, c)
 
 
 class GRU(_Recurrent):
@@ -247,9 +268,10 @@ class GRU(_Recurrent):
 
     def _step(self, projected_x, state):
         (h,) = state
-        x_r, x_z, x_n = shape_ops.split(projected_x, 1, 3)
-        h_r, h_z, h_n = shape_ops.split(self._project_hidden(h), 1, 3)
-        r = activation.sigmoid(x_r + h_r)
-        z = activation.sigmoid(x_z + h_z)
-        n = activation.tanh(x_n + r * h_n)
-        return (n + z * (h - n),)
+        return (cells.gru_cell(projected_x, self._project_hidden(h), h),)
+
+    def _unroll(self, projected, state, steps):
+        x_gates = shape_ops.reshape(projected, (steps, -1, 3 * self.hidden_size))
+        hs, h = sequences.gru_sequence(x_gates, state[0], self.W_hh,
+                                       self.b_hh if self.bias else None)
+        return hs, (h,)

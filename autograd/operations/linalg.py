@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
+from ..backend import kernels_for
 from ..device import get_array_module
 from .base import Operation
 from .utils import unbroadcast, as_tensor_like, normalize_axis
@@ -27,10 +28,11 @@ class MatMul(Operation):
 
     def forward(self, a, b):
         self.save_for_backward(a, b)
-        return a @ b
+        return kernels_for(a).matmul(a, b)
 
     def backward(self, dy):
         a, b = self.saved
+        product = kernels_for(dy).matmul
         need_a, need_b = self.needs_input_grad
         # A 1-D a is a row (1, k) and a 1-D b a column (k, 1) whose extra axis y dropped.
         a2 = a if a.ndim > 1 else a[None, :]
@@ -39,8 +41,10 @@ class MatMul(Operation):
             dy = dy[..., None]
         if a.ndim == 1:
             dy = dy[..., None, :]
-        da = unbroadcast(dy @ b2.swapaxes(-1, -2), a2.shape).reshape(a.shape) if need_a else None
-        db = unbroadcast(a2.swapaxes(-1, -2) @ dy, b2.shape).reshape(b.shape) if need_b else None
+        da = (unbroadcast(product(dy, b2.swapaxes(-1, -2)), a2.shape).reshape(a.shape)
+              if need_a else None)
+        db = (unbroadcast(product(a2.swapaxes(-1, -2), dy), b2.shape).reshape(b.shape)
+              if need_b else None)
         return da, db
 
 
@@ -79,9 +83,7 @@ class AddBias(Operation):
 
     def forward(self, x, b):
         self.b_shape = b.shape
-        if self.axis == 0:
-            return x + b.reshape(1, -1)
-        return x + b.reshape(-1, 1)
+        return kernels_for(x).add(x, b.reshape(1, -1) if self.axis == 0 else b.reshape(-1, 1))
 
     def backward(self, dy):
         need_x, need_b = self.needs_input_grad

@@ -287,6 +287,48 @@ def test_matches_pytorch_gate_order_and_equations():
                                    atol=1e-12, err_msg=type(ours).__name__)
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_gradients_through_time_match_pytorch(kind):
+    """The fused cells' backward against torch.nn.LSTM / GRU: the input, the initial state and
+    every parameter, from a loss on every output and on the final state."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    steps = 5
+    ours = (LSTM if kind == "lstm" else GRU)(INPUT, HIDDEN, return_sequences=True)
+    theirs = (torch.nn.LSTM if kind == "lstm" else torch.nn.GRU)(INPUT, HIDDEN).double()
+    for name in ["W_ih", "W_hh", "b_ih", "b_hh"]:
+        torch_name = ("weight_" if name[0] == "W" else "bias_") + name[2:] + "_l0"
+        value = getattr(theirs, torch_name).detach().numpy()
+        setattr(ours, name, Tensor(data=value.T.copy() if name[0] == "W" else value,
+                                   stores_grad=True))
+    x = rng.normal(size=(steps, BATCH, INPUT))
+    state = [rng.normal(size=(BATCH, HIDDEN)) for _ in range(2 if kind == "lstm" else 1)]
+    weights = rng.normal(size=(steps, BATCH, HIDDEN))
+    x_ours = Tensor(data=x, requires_grad=True, stores_grad=True)
+    state_ours = [Tensor(data=s, requires_grad=True, stores_grad=True) for s in state]
+    output, final = ours(x_ours, initial_state=state_ours[0] if kind == "gru" else state_ours)
+    final = final if kind == "gru" else final[1]          # c_T for the LSTM, h_T for the GRU
+    loss = autograd.sum(output * Tensor(data=weights)) + autograd.sum(final * final)
+    grads = {id(p): g.to_numpy() for p, g in autograd.backward(loss)}
+
+    x_torch = torch.from_numpy(x).requires_grad_(True)
+    state_torch = [torch.from_numpy(s[None]).requires_grad_(True) for s in state]
+    out_torch, final_torch = theirs(x_torch, tuple(state_torch) if kind == "lstm"
+                                    else state_torch[0])
+    final_torch = final_torch if kind == "gru" else final_torch[1]
+    ((out_torch * torch.from_numpy(weights)).sum() + (final_torch ** 2).sum()).backward()
+
+    np.testing.assert_allclose(output.to_numpy(), out_torch.detach().numpy(), rtol=1e-10)
+    pairs = [(x_ours, x_torch.grad.numpy())]
+    pairs += [(s, t.grad.numpy()[0]) for s, t in zip(state_ours, state_torch)]
+    for name in ["W_ih", "W_hh", "b_ih", "b_hh"]:
+        torch_name = ("weight_" if name[0] == "W" else "bias_") + name[2:] + "_l0"
+        expected = getattr(theirs, torch_name).grad.numpy()
+        pairs.append((getattr(ours, name), expected.T if name[0] == "W" else expected))
+    for tensor, expected in pairs:
+        np.testing.assert_allclose(grads[id(tensor)], expected, rtol=1e-9, atol=1e-12)
+
+
 # ---------------------------------------------------------------- errors
 
 def test_input_and_state_errors_name_the_layer():

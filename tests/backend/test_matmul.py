@@ -1,0 +1,102 @@
+"""The matmul kernel (autograd/backend/matmul.py) against the plain formula y[i, j] =
+sum_k a[i, k] b[k, j], written here as a loop over k: the outer product (inner dimension 1),
+the GEMV (one row), the general case, batched and 1-D operands, transposed and strided views,
+large results from the buffer cache; and the bias add (elementwise.py) against x + b."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from autograd.backend import buffer_cache, numpy_kernels
+
+
+def reference(a, b):
+    """The sum over k of a[:, k] b[k, :] as outer products (float64)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    total = np.zeros((a.shape[0], b.shape[1]))
+    for k in range(a.shape[1]):
+        total += a[:, k][:, None] * b[k, :][None, :]
+    return total
+
+
+def _stored(array, how):
+    """The same values as C order, a transposed (Fortran) view, or a strided view."""
+    if how == "transposed":
+        return np.ascontiguousarray(array.T).T
+    if how == "strided":
+        buffer = np.full((array.shape[0], 2 * array.shape[1]), np.nan, array.dtype)
+        buffer[:, ::2] = array
+        return buffer[:, ::2]
+    return array
+
+
+@given(rows=st.integers(1, 6), inner=st.integers(0, 5), columns=st.integers(1, 6),
+       layouts=st.tuples(*[st.sampled_from(["c", "transposed", "strided"])] * 2),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2 ** 16))
+def test_matches_the_sum_of_outer_products(rows, inner, columns, layouts, dtype, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((rows, inner)).astype(dtype)
+    b = rng.standard_normal((inner, columns)).astype(dtype)
+    y = numpy_kernels.matmul(_stored(a, layouts[0]), _stored(b, layouts[1]))
+    assert y.shape == (rows, columns) and y.dtype == dtype
+    np.testing.assert_allclose(y, reference(a, b), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows, inner, columns", [(784, 1, 512), (1, 784, 512), (512, 1, 1),
+                                                  (1, 1, 300000), (8, 784, 512)])
+def test_small_batch_shapes_of_an_mlp_step(rows, inner, columns):
+    """The weight gradient x^T dy of batch 1 (an outer product), the forward and dx of one row
+    (GEMVs), results large enough to come from the buffer cache."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((rows, inner)).astype(np.float32)
+    b = rng.standard_normal((inner, columns)).astype(np.float32)
+    y = numpy_kernels.matmul(a, b)
+    np.testing.assert_allclose(y, reference(a, b), rtol=1e-4, atol=1e-4)
+    # a transposed operand, as MatMul's backward passes x^T and W^T
+    y = numpy_kernels.matmul(np.ascontiguousarray(a.T).T, np.ascontiguousarray(b.T).T)
+    np.testing.assert_allclose(y, reference(a, b), rtol=1e-4, atol=1e-4)
+
+
+def test_a_large_result_reuses_a_cached_buffer():
+    a = np.ones((1024, 1), np.float32)
+    b = np.ones((1, 1024), np.float32)
+    address = numpy_kernels.matmul(a, b).ctypes.data          # dropped at once
+    assert buffer_cache.kept_bytes() >= 1024 * 1024 * 4
+    assert numpy_kernels.matmul(2 * a, b).ctypes.data == address
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((2, 3, 4), (4, 5)), ((3,), (3, 2)),
+                                              ((2, 3), (3,)), ((3,), (3,)),
+                                              ((2, 1, 3, 1), (4, 1, 2))])
+def test_other_shapes_follow_numpy(a_shape, b_shape):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    np.testing.assert_allclose(numpy_kernels.matmul(a, b), np.einsum(
+        "...ij,...jk->...ik", np.atleast_2d(a), b if b.ndim > 1 else b[:, None]).reshape(
+            np.matmul(a, b).shape), rtol=1e-12)
+
+
+def test_mixed_dtypes_promote_as_numpy_does():
+    a = np.ones((1, 3), np.float32)
+    b = np.ones((3, 2), np.float64)
+    assert numpy_kernels.matmul(a, b).dtype == np.float64
+
+
+@pytest.mark.gpu
+def test_gpu_kernel_matches_the_cpu_kernel():
+    cupy = pytest.importorskip("cupy")
+    from autograd.backend import kernels_for
+    a, b = np.random.default_rng(2).standard_normal((2, 5, 1)), np.ones((1, 3))
+    gpu = kernels_for(cupy.asarray(a))
+    np.testing.assert_allclose(gpu.matmul(cupy.asarray(a[0]), cupy.asarray(b)).get(),
+                               numpy_kernels.matmul(a[0], b), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape, bias_shape", [((3, 4), (1, 4)), ((3, 4), (3, 1)),
+                                               ((1200, 300), (1, 300)), ((600, 900), (600, 1))])
+def test_add_broadcasts_a_bias_as_numpy_does(shape, bias_shape):
+    """The add kernel (elementwise.py) against x + b, small and large (threaded, cached)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(bias_shape).astype(np.float32)
+    for stored in (x, np.ascontiguousarray(x.T).T):
+        np.testing.assert_array_equal(numpy_kernels.add(stored, b), x + b)
