@@ -7,7 +7,7 @@ traffic: im2col copies, col2im adds and pooling masks.
 import numpy as np
 
 from . import floor
-from .common import Bench, require, float32_problems, random_state, as_numpy
+from .common import Bench, require, float32_problems, random_state, as_numpy, replayable_sgd
 
 NAME = "cnn"
 DESCRIPTION = "CNN conv32-pool-conv64-pool-fc10, batch 64 1x28x28, SGD step"
@@ -62,9 +62,10 @@ def build_autograd(size, seed=3):
         logits = add_bias(matmul(reshape(h, (batch, -1)), p["W3"]), p["b3"])
         return softmax_cross_entropy(logits, labels)
 
+    update = replayable_sgd()
+
     def step():
-        for param, grad in backward(loss_of_batch()):
-            param.data -= LEARNING_RATE * grad.data
+        update(backward(loss_of_batch()), LEARNING_RATE)
 
     def check():
         loss = loss_of_batch()

@@ -107,3 +107,18 @@ def forward_backward_bench(forward, dy, params, backward):
         return {"y": as_numpy(last["y"]), **named_gradients(last["pairs"], params)}
 
     return Bench(step=run, check=check, outcome=outcome)
+
+
+def plain_sgd(pairs, learning_rate):
+    """``p -= learning_rate * g`` in place for each (param, grad) pair: the update of the
+    workloads' autograd steps (PyTorch's side does the same under no_grad)."""
+    for param, grad in pairs:
+        param.data -= learning_rate * grad.data
+
+
+def replayable_sgd():
+    """:func:`plain_sgd`, marked ``autograd.replayable`` where autograd has graph mode, so that
+    a captured step replays the update (an update on ``.data`` is otherwise refused)."""
+    import autograd
+    mark = getattr(autograd, "replayable", None)
+    return plain_sgd if mark is None else mark(plain_sgd)

@@ -7,7 +7,7 @@ a step), so this measures how close a framework stays to the BLAS floor on a rea
 import numpy as np
 
 from . import floor
-from .common import Bench, require, float32_problems, random_state, as_numpy
+from .common import Bench, require, float32_problems, random_state, as_numpy, replayable_sgd
 
 NAME = "mlp"
 DESCRIPTION = "MLP 784-512-256-10, batch 128, softmax CE, SGD step"
@@ -53,9 +53,10 @@ def build_autograd(size, seed=2):
                 h = relu(h)
         return softmax_cross_entropy(h, labels)
 
+    update = replayable_sgd()
+
     def step():
-        for p, g in backward(loss_of_batch()):
-            p.data -= LEARNING_RATE * g.data
+        update(backward(loss_of_batch()), LEARNING_RATE)
 
     def check():
         loss = loss_of_batch()

@@ -12,7 +12,7 @@ reuses the builders at batch 1 and 8.
 import numpy as np
 
 from . import floor, recurrent_floor
-from .common import Bench, require, float32_problems, random_state, as_numpy
+from .common import Bench, require, float32_problems, random_state, as_numpy, replayable_sgd
 
 __all__ = ["RecurrentLM", "LSTM_LM", "GRU_LM"]
 
@@ -98,11 +98,12 @@ class RecurrentLM:
         def loss_of_batch():
             return token_cross_entropy(logits(), targets)
 
+        update = replayable_sgd()
+
         def step():
             loss = loss_of_batch()
             pairs, _ = clip_grad_norm(backward(loss), MAX_NORM)
-            for p, g in pairs:
-                p.data -= LEARNING_RATE * g.data
+            update(pairs, LEARNING_RATE)
             return loss, pairs
 
         def infer():

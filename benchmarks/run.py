@@ -52,10 +52,12 @@ from benchmarks import transformer, transformer_large                           
 from benchmarks import tape_replay, mlp_replay                                  # noqa: E402
 from benchmarks import recurrent_lm, small_batch                                # noqa: E402
 from benchmarks.common import Missing                                # noqa: E402
+from benchmarks.replayed import Replayed                             # noqa: E402
 
 WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer, transformer_large,
              recurrent_lm.LSTM_LM, recurrent_lm.GRU_LM, *small_batch.WORKLOADS,
-             tape_replay, mlp_replay]
+             tape_replay, mlp_replay, Replayed(recurrent_lm.LSTM_LM),
+             Replayed(recurrent_lm.GRU_LM), *[Replayed(w) for w in small_batch.WORKLOADS]]
 IMPLEMENTATIONS = ("autograd", "floor", "torch")
 DEFAULT_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
 SCALE = {"ms": 1e3, "us": 1e6}
