@@ -1,0 +1,102 @@
+"""The tape's less-travelled paths, each found by a mutant of autograd/graph.py that survived
+tests/test_graph.py (docs/testing.md): a several-output op with an unused output or with no
+gradient at all, and the messages for a backward that returns a gradient that does not fit."""
+import re
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Operation, Tensor
+
+
+def _param(array, dtype=np.float64):
+    return Tensor(data=np.asarray(array, dtype), stores_grad=True)
+
+
+class SumAndDouble(Operation):
+    """y1 = sum(x, axis=1) (shape (n,)), y2 = 2 x (shape (n, m)); backward records what it got."""
+
+    def __init__(self, received):
+        super().__init__()
+        self.received = received
+
+    def forward(self, x):
+        self.shape = x.shape
+        return x.sum(axis=1), 2 * x
+
+    def backward(self, dy1, dy2):
+        self.received.extend([dy1, dy2])
+        return dy1[:, None] * np.ones(self.shape, dy1.dtype) + 2 * dy2
+
+
+@pytest.mark.parametrize("used", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_unused_output_of_a_several_output_op_gets_zeros_of_its_shape_and_dtype(used, dtype):
+    x_np = np.arange(6.0).reshape(2, 3)
+    x = _param(x_np, dtype)
+    received = []
+    outputs = SumAndDouble(received)(x)
+    weights = np.array([1.0, -2.0]) if used == 0 else np.arange(6.0).reshape(2, 3) - 1.5
+    loss = autograd.sum(outputs[used] * Tensor(data=weights.astype(dtype), requires_grad=False))
+    (grad,) = autograd.gradients(loss).values()
+    unused = received[1 - used]
+    assert unused.shape == outputs[1 - used].shape and unused.dtype == dtype
+    np.testing.assert_array_equal(unused, 0)
+    np.testing.assert_array_equal(received[used], weights)
+    expected = weights[:, None] * np.ones((2, 3)) if used == 0 else 2 * weights
+    np.testing.assert_allclose(grad.to_numpy(), expected)
+    assert grad.dtype == dtype
+
+
+def test_a_several_output_op_no_gradient_reached_is_not_run():
+    class Nothing(Operation):
+        def forward(self, x):
+            return x * 0.0
+
+        def backward(self, dy):
+            return None
+
+    received = []
+    x, c = _param([[1.0, 2.0, 3.0]]), _param([4.0])
+    first, second = SumAndDouble(received)(x)
+    loss = autograd.sum(Nothing()(first)) + autograd.sum(Nothing()(second)) + autograd.sum(c * c)
+    grads = autograd.gradients(loss)
+    assert received == []                         # its backward never ran
+    np.testing.assert_array_equal(grads[x].to_numpy(), np.zeros((1, 3)))  # x's zero gradient
+    np.testing.assert_array_equal(grads[c].to_numpy(), [8.0])
+
+
+class Returns(Operation):
+    """y = a + b; backward returns ``wrong`` for input ``index`` and dy for the other."""
+
+    def __init__(self, wrong, index):
+        super().__init__()
+        self.wrong, self.index = wrong, index
+
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, dy):
+        grads = [dy, dy]
+        grads[self.index] = self.wrong
+        return tuple(grads)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_gradient_that_does_not_fit_is_named_exactly(index):
+    a, b = _param([1.0, 2.0]), _param([3.0, 4.0])
+    cases = [
+        (1.5, f"Returns.backward returned a float for input {index}; expected an array of "
+              "shape (2,) (or None)"),
+        ([1.0, 2.0], f"Returns.backward returned a list for input {index}; expected an array "
+                     "of shape (2,) (or None)"),
+        (np.zeros(3), f"Returns.backward returned a gradient of shape (3,) for input {index}, "
+                      "whose shape is (2,)"),
+        (np.zeros(2, np.float32), f"Returns.backward returned a float32 gradient for input "
+                                  f"{index}, which is float64"),
+    ]
+    for wrong, message in cases:
+        y = autograd.sum(Returns(wrong, index)(a, b))
+        with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+            autograd.gradients(y)
