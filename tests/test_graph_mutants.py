@@ -100,3 +100,44 @@ def test_a_gradient_that_does_not_fit_is_named_exactly(index):
         y = autograd.sum(Returns(wrong, index)(a, b))
         with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
             autograd.gradients(y)
+
+
+def test_the_switches_start_off_and_count_threads_in_no_grad():
+    from autograd.graph import _Config
+    config = _Config()
+    assert config.debug is False                # debug mode (finite checks) is opt-in
+    assert config.no_thread_in_no_grad is True
+    config.count_thread_without_grad(1)
+    config.count_thread_without_grad(1)
+    assert config.no_thread_in_no_grad is False
+    config.count_thread_without_grad(-1)
+    assert config.no_thread_in_no_grad is False     # one thread is still inside no_grad
+    config.count_thread_without_grad(-1)
+    assert config.no_thread_in_no_grad is True
+
+
+class WithoutDevice(np.ndarray):
+    """An ndarray subclass without ``device`` (as every array is under NumPy 1.x)."""
+
+    @property
+    def device(self):
+        raise AttributeError("device")
+
+
+def test_a_several_output_op_takes_gradients_of_an_array_type_without_device():
+    class Viewed(Operation):
+        """y = x; backward hands on dy as a WithoutDevice view."""
+
+        def forward(self, x):
+            return x.copy()
+
+        def backward(self, dy):
+            return dy.view(WithoutDevice)
+
+    received = []
+    x = _param([[1.0, 2.0, 3.0]])
+    first, second = SumAndDouble(received)(x)
+    loss = autograd.sum(Viewed()(first)) + autograd.sum(Viewed()(second))
+    (grad,) = autograd.gradients(loss).values()
+    assert all(type(g) is WithoutDevice for g in received)
+    np.testing.assert_allclose(grad.to_numpy(), [[3.0, 3.0, 3.0]])

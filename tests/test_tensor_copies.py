@@ -69,3 +69,31 @@ def test_as_type_converts_a_copy():
     assert not np.shares_memory(converted.data, t.data)
     np.testing.assert_array_equal(converted.to_numpy(), [1.25, -2.5])
     np.testing.assert_array_equal(t.as_type(np.int32).to_numpy(), np.array([1, -2], np.int32))
+
+
+def test_as_type_keeps_requires_grad():
+    constant = Tensor(data=[1.0, 2.0], requires_grad=False)
+    assert constant.as_type(np.float64).requires_grad is False
+    variable = Tensor(data=[1.0, 2.0], requires_grad=True)
+    assert variable.as_type(np.float64).requires_grad is True
+
+
+def test_repr_shows_values_dtype_device_and_flags():
+    assert repr(Tensor(data=[1.0, 2.0])) == "Tensor([1. 2.], dtype=float32, device=cpu)"
+    w = Tensor(data=[[1.0, 2.0]], stores_grad=True)
+    assert repr(w) == "Tensor([[1. 2.]], dtype=float32, device=cpu, stores_grad=True)"
+    assert repr(w * 2) == "Tensor([[2. 4.]], dtype=float32, device=cpu, creator=MulScalar)"
+    # the rows of a matrix line up under the first one, past "Tensor("
+    assert repr(Tensor(data=np.arange(6.0).reshape(2, 3))) == (
+        "Tensor([[0. 1. 2.]\n        [3. 4. 5.]], dtype=float64, device=cpu)")
+
+
+def test_numpy_asarray_of_a_tensor_shares_or_converts():
+    t = Tensor(data=[1.5, 2.5])
+    assert np.asarray(t) is t.data
+    converted = np.asarray(t, dtype=np.float64)
+    assert converted.dtype == np.float64 and converted.tolist() == [1.5, 2.5]
+    from tests.foreign_device import tensor_on_a_foreign_device
+    with pytest.raises(TypeError, match=r"^Tensor on gpu:7: call to_numpy\(\) to copy it to "
+                                        r"the host$"):
+        np.asarray(tensor_on_a_foreign_device([1.0]))
