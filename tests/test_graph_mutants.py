@@ -141,3 +141,43 @@ def test_a_several_output_op_takes_gradients_of_an_array_type_without_device():
     (grad,) = autograd.gradients(loss).values()
     assert all(type(g) is WithoutDevice for g in received)
     np.testing.assert_allclose(grad.to_numpy(), [[3.0, 3.0, 3.0]])
+
+
+class MakesNan(Operation):
+    """y = x; backward gives NaN."""
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, dy):
+        return dy * np.nan
+
+
+def test_set_debug_turns_debug_on_and_names_an_op_made_before_without_a_line():
+    from autograd.graph import config
+    y = MakesNan()(_param([1.0]))             # made with debug mode off: no line recorded
+    autograd.set_debug()
+    try:
+        assert config.debug is True
+        with pytest.raises(FloatingPointError, match=r"^MakesNan: backward produced NaN or inf$"):
+            autograd.gradients(autograd.sum(y))
+    finally:
+        autograd.set_debug(False)
+
+
+def test_debug_mode_lets_an_op_give_no_gradient_for_an_input():
+    class FirstOnly(Operation):
+        def forward(self, a, b):
+            return a * b
+
+        def backward(self, dy):
+            return dy, None
+
+    a, b = _param([2.0]), _param([3.0])
+    autograd.set_debug(True)
+    try:
+        grads = autograd.gradients(autograd.sum(FirstOnly()(a, b)))
+    finally:
+        autograd.set_debug(False)
+    np.testing.assert_array_equal(grads[a].to_numpy(), [1.0])
+    np.testing.assert_array_equal(grads[b].to_numpy(), [0.0])

@@ -97,3 +97,19 @@ def test_numpy_asarray_of_a_tensor_shares_or_converts():
     with pytest.raises(TypeError, match=r"^Tensor on gpu:7: call to_numpy\(\) to copy it to "
                                         r"the host$"):
         np.asarray(tensor_on_a_foreign_device([1.0]))
+
+
+def test_copies_keep_requires_grad_and_initialisers_default_to_the_unit_ranges():
+    from autograd import manual_seed
+    from autograd.device import cpu
+    constant = Tensor(data=[1.0, 2.0], requires_grad=False)
+    assert constant.copy().requires_grad is False and constant.deepcopy().requires_grad is False
+    assert Tensor(data=[1.0]).copy().requires_grad is True
+    manual_seed(9)
+    normal = Tensor(shape=(20000,), dtype=np.float64).gaussian().to_numpy()
+    assert abs(normal.mean()) < 0.03 and abs(normal.std() - 1.0) < 0.03       # N(0, 1)
+    for dtype in (np.float32, np.float64):
+        manual_seed(9)
+        uniform = Tensor(shape=(1000,), dtype=dtype).uniform().to_numpy()      # U[0, 1)
+        manual_seed(9)
+        np.testing.assert_array_equal(uniform, cpu().random.random((1000,), dtype=dtype))

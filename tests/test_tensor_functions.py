@@ -115,3 +115,11 @@ def test_reflected_matmul_names_its_operands_in_order_and_transpose_takes_axes()
     np.testing.assert_array_equal(Tensor(data=x).transpose((1, 2, 0)).to_numpy(),
                                   x.transpose(1, 2, 0))
     np.testing.assert_array_equal(Tensor(data=x).transpose().to_numpy(), x.transpose())
+
+
+def test_sum_and_mean_methods_keep_or_drop_the_axis():
+    x = np.arange(6.0).reshape(2, 3)
+    t = Tensor(data=x)
+    assert t.sum(axis=0, keepdims=True).shape == (1, 3) and t.sum(axis=0).shape == (3,)
+    assert t.mean(axis=1).shape == (2,) and t.mean(axis=1, keepdims=True).shape == (2, 1)
+    np.testing.assert_allclose(t.mean(axis=1).to_numpy(), x.mean(axis=1))
