@@ -423,3 +423,20 @@ def test_host_data_goes_to_the_default_device():
 def test_name_is_a_constructor_argument_and_survives_copy():
     t = Tensor(data=[1.0], stores_grad=True, name="conv1.W")
     assert t.name == "conv1.W" and t.copy().name == "conv1.W"
+
+
+@pytest.mark.parametrize("shape, error, message", [
+    (3.5, TypeError, "Tensor: shape must be an int or a sequence of ints, got float"),
+    ((2, "a"), TypeError, "Tensor: shape must hold ints, got (2, 'a') (a str)"),
+    ((2, True), TypeError, "Tensor: shape must hold ints, got (2, True) (a bool)"),
+    ((2, -1), ValueError, "Tensor: shape must not be negative, got (2, -1)"),
+])
+def test_a_bad_shape_is_named_exactly(shape, error, message):
+    import re
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        Tensor(shape=shape)
+
+
+def test_a_zero_size_shape_and_numpy_ints_are_shapes():
+    assert Tensor(shape=(0, 2)).shape == (0, 2) and Tensor(shape=0).shape == (0,)
+    assert Tensor(shape=(np.int64(2), np.int32(3))).shape == (2, 3)

@@ -123,3 +123,10 @@ def test_sum_and_mean_methods_keep_or_drop_the_axis():
     assert t.sum(axis=0, keepdims=True).shape == (1, 3) and t.sum(axis=0).shape == (3,)
     assert t.mean(axis=1).shape == (2,) and t.mean(axis=1, keepdims=True).shape == (2, 1)
     np.testing.assert_allclose(t.mean(axis=1).to_numpy(), x.mean(axis=1))
+
+
+def test_repeat_method_takes_the_axis():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(Tensor(data=x).repeat(2, axis=1).to_numpy(),
+                                  np.repeat(x, 2, axis=1))
+    np.testing.assert_array_equal(Tensor(data=x).repeat(2, 0).to_numpy(), np.repeat(x, 2, 0))
