@@ -181,3 +181,67 @@ def test_debug_mode_lets_an_op_give_no_gradient_for_an_input():
         autograd.set_debug(False)
     np.testing.assert_array_equal(grads[a].to_numpy(), [1.0])
     np.testing.assert_array_equal(grads[b].to_numpy(), [0.0])
+
+
+def test_backward_from_a_recorded_result_that_stores_its_gradient_yields_it_first():
+    w = _param([1.0, 2.0])
+    y = autograd.sum(w * w)
+    y.stores_grad = True
+    pairs = list(autograd.backward(y))
+    assert pairs[0][0] is y and pairs[0][1].to_numpy() == 1.0
+    np.testing.assert_array_equal(dict(pairs)[w].to_numpy(), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_backward_from_one_output_of_a_several_output_op(index):
+    x_np = np.arange(6.0).reshape(2, 3)
+    x = _param(x_np)
+    received = []
+    y = SumAndDouble(received)(x)[index]
+    dy = np.arange(1.0, 1.0 + y.size).reshape(y.shape)
+    (grad,) = autograd.gradients(y, dy).values()
+    np.testing.assert_array_equal(received[index], dy)
+    np.testing.assert_array_equal(received[1 - index], 0)
+    expected = dy[:, None] * np.ones((2, 3)) if index == 0 else 2 * dy
+    np.testing.assert_allclose(grad.to_numpy(), expected)
+
+
+def test_a_backward_may_return_a_list():
+    class ListPair(Operation):
+        def forward(self, a, b):
+            self.save_for_backward(a, b)
+            return a * b
+
+        def backward(self, dy):
+            a, b = self.saved
+            return [dy * b, dy * a]
+
+    a, b = _param([2.0, 3.0]), _param([5.0, 7.0])
+    grads = autograd.gradients(autograd.sum(ListPair()(a, b)))
+    np.testing.assert_array_equal(grads[a].to_numpy(), [5.0, 7.0])
+    np.testing.assert_array_equal(grads[b].to_numpy(), [2.0, 3.0])
+
+
+def test_a_parameter_no_gradient_reached_gets_zeros_of_its_shape_and_dtype():
+    class Nothing(Operation):
+        def forward(self, x):
+            return x * 0
+
+        def backward(self, dy):
+            return None
+
+    w = _param(np.ones((2, 3)), np.float32)
+    c = _param([1.0], np.float32)
+    grads = autograd.gradients(autograd.sum(Nothing()(w)) + autograd.sum(c))
+    assert grads[w].shape == (2, 3) and grads[w].dtype == np.float32
+    np.testing.assert_array_equal(grads[w].to_numpy(), 0)
+
+
+def test_a_second_backward_through_a_freed_graph_is_named_exactly():
+    w = _param([1.0])
+    y = autograd.sum(w * 3.0)
+    autograd.gradients(y)
+    message = ("backward: the graph through Sum was already freed by an earlier backward; "
+               "recompute the forward pass (or pass retain_graph=True the first time)")
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        autograd.gradients(y)
