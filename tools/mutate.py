@@ -13,7 +13,7 @@ mutant that no test notices ("survived") is a wrong answer the suite would let t
 mutmut writes a ``mutants/`` tree and reads its settings from ``pyproject.toml``, so the run
 happens in a scratch copy of the work tree (committed and uncommitted files alike) whose
 pyproject gets the settings for this selection; the repository is left as it was. It runs under
-``nice -n 19`` with one worker by default (the machine is shared). The tests for
+``nice -n 19`` (``--nice``) with one worker by default (the machine is shared). The tests for
 ``autograd/<pkg>/<mod>.py`` are the whole ``tests/<pkg>/`` (a module's behaviour is often
 checked from a sibling's tests, e.g. SGD's options by the optimizer-state tests; mutmut runs
 only the tests that reach the mutated function, so the wider selection costs one extra pass to
@@ -22,8 +22,8 @@ map them); ``--own-tests`` narrows that to ``tests/<pkg>/test_<mod>.py`` and
 affordable. For ``autograd/<mod>.py``: ``tests/test_<mod>.py`` and ``tests/test_<mod>_*.py``,
 else those of the name's first word (tensor_operators.py: tests/test_tensor*.py).
 Add more with ``--tests``. ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
-all those generated, for a package too large to run whole: the score is then a sample's. At the end it prints, per module, killed / total and every surviving
-mutant's diff; ``--keep DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
+all those generated, for a package too large to run whole: the score is then a sample's.
+At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
 """
 import argparse
 import json
@@ -141,6 +141,9 @@ def main(argv=None):
                         help="only tests/<pkg>/test_<module>*.py, not the whole tests/<pkg>/")
     parser.add_argument("--sample", type=int, metavar="N", help="run N mutants drawn at random")
     parser.add_argument("--seed", type=int, default=22, help="the sample's seed (default 22)")
+    parser.add_argument("--nice", type=int, default=19,
+                        help="niceness (default 19; under others' steady load 19 gets almost "
+                             "no CPU, 5 shares it)")
     args = parser.parse_args(argv)
 
     modules = [str(pathlib.PurePosixPath(m)) for m in args.modules] or changed_modules(args.base)
@@ -156,7 +159,7 @@ def main(argv=None):
         stream.write(mutmut_settings(modules, tests, args.pytest_args))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # mutants/ must win
     start = time.perf_counter()
-    command = ["nice", "-n", "19", "mutmut", "run", "--max-children", str(args.jobs)]
+    command = ["nice", "-n", str(args.nice), "mutmut", "run", "--max-children", str(args.jobs)]
     chosen = []
     if args.sample:
         # generate the mutants and map the tests, with a filter that matches no mutant (mutmut
