@@ -23,7 +23,8 @@ affordable. For ``autograd/<mod>.py``: ``tests/test_<mod>.py`` and ``tests/test_
 else those of the name's first word (tensor_operators.py: tests/test_tensor*.py).
 Add more with ``--tests``. ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
 all those generated, for a package too large to run whole: the score is then a sample's.
-At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
+At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep
+DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
 """
 import argparse
 import json
