@@ -245,3 +245,27 @@ def test_a_second_backward_through_a_freed_graph_is_named_exactly():
                "recompute the forward pass (or pass retain_graph=True the first time)")
     with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
         autograd.gradients(y)
+
+
+def test_is_recording_in_a_thread_while_another_is_inside_no_grad():
+    import threading
+    entered, done = threading.Barrier(2), threading.Barrier(2)
+    seen = {}
+
+    def quiet():
+        with autograd.no_grad():
+            entered.wait(5)
+            seen["quiet"] = autograd.is_recording()
+            done.wait(5)
+
+    def busy():
+        entered.wait(5)                  # the other thread is inside no_grad now
+        seen["busy"] = autograd.is_recording()
+        done.wait(5)
+
+    threads = [threading.Thread(target=quiet), threading.Thread(target=busy)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"quiet": False, "busy": True}
