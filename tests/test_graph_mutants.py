@@ -269,3 +269,24 @@ def test_is_recording_in_a_thread_while_another_is_inside_no_grad():
     for t in threads:
         t.join(10)
     assert seen == {"quiet": False, "busy": True}
+
+
+def test_dy_may_be_a_tensor_an_array_or_a_list_in_y_dtype():
+    w = _param(np.array([1.0, 2.0]), np.float32)
+    expected = np.array([3.0, -8.0], np.float32)                     # dy * 2 w
+    for dy in (np.array([1.5, -2.0], np.float32), Tensor(data=[1.5, -2.0]), [1.5, -2.0]):
+        (grad,) = autograd.gradients(w * w, dy).values()
+        assert grad.dtype == np.float32
+        np.testing.assert_array_equal(grad.to_numpy(), expected)
+
+
+def test_backward_misuse_is_named_exactly():
+    w = _param(np.array([1.0, 2.0]), np.float32)
+    with pytest.raises(TypeError, match=r"^backward: dy is float64 but y is float32; cast dy "
+                                        r"explicitly$"):
+        autograd.gradients(w * w, np.ones(2))
+    message = ("backward: y was not produced by a recorded operation (it is a leaf, or it was "
+               "computed under no_grad / with autograd.training off, or from inputs that need "
+               "no gradient)")
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        autograd.gradients(w)
