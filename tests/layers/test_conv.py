@@ -169,3 +169,12 @@ def test_pooling_input_checks():
         AvgPool2d(3).output_shape((1, 1, 4, 2))
     with pytest.raises(ValueError, match="padding must be between 0 and half"):
         MaxPool2d(3, padding=2)
+
+
+def test_conv_and_pooling_describe_themselves_exactly():
+    assert Conv2d(4, 3).describe() == "Conv2d(?->4, kernel_size=(3, 3))"     # lazy in_channels
+    assert Conv2d(2, 4, 3).describe() == "Conv2d(2->4, kernel_size=(3, 3))"
+    assert MaxPool2d(3, ceil_mode=True).describe() == (
+        "MaxPool2d(kernel_size=(3, 3), stride=(3, 3), ceil_mode=True)")
+    assert MaxPool2d(3).describe() == "MaxPool2d(kernel_size=(3, 3), stride=(3, 3))"
+    assert AvgPool2d(3).count_include_pad is True          # PyTorch's default

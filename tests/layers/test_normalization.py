@@ -109,3 +109,9 @@ def test_layernorm_matches_the_formula():
     with pytest.raises(ValueError, match=r"LayerNorm\(\(4, 5\)\): expected input "
                                          r"\(N, \.\.\., 4, 5\), got \(2, 5, 4\)"):
         ln(Tensor(shape=(2, 5, 4)))
+
+
+def test_layernorm_describes_itself_with_and_without_affine():
+    assert LayerNorm(4).describe() == "LayerNorm((4,))"
+    assert LayerNorm(4, elementwise_affine=False).describe() == (
+        "LayerNorm((4,), elementwise_affine=False)")

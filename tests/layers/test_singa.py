@@ -275,3 +275,30 @@ def test_softmax_is_singas_spelling_of_softmax():
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), e / e.sum(axis=1, keepdims=True))
     assert SoftMax(axis=0)(Tensor(data=x)).to_numpy().sum(axis=0) == pytest.approx(np.ones(4))
+
+
+def test_singa_layer_messages_reprs_and_defaults_exactly():
+    import re
+    with pytest.raises(ValueError, match=r"^Gemm: init must be one of \['gaussian', 'he', "
+                                         r"'none', 'uniform', 'xavier'\] or a callable, got "
+                                         r"'bad'$"):
+        Gemm(3, init="bad")
+    with pytest.raises(ValueError, match=r"^SeparableConv2d: out_channels must be a positive "
+                                         r"int, got 0$"):
+        SeparableConv2d(3, 0, 3)
+    with pytest.raises(ValueError, match=r"^SeparableConv2d: stride must be positive, got 0$"):
+        SeparableConv2d(3, 4, 3, stride=0)
+    message = ("SeparableConv2d(3->4, kernel_size=(3, 3)): expected input (N, 3, H, W), got "
+               "(2, 5, 6, 6)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SeparableConv2d(3, 4, 3).output_shape((2, 5, 6, 6))
+    assert SeparableConv2d(3, 4, 3, stride=2, padding=1).describe() == (
+        "SeparableConv2d(3->4, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))")
+    assert repr(Pooling2d(3, 2, is_max=False)) == (
+        "Pooling2d(kernel_size=(3, 3), stride=(2, 2), is_max=False)")
+    assert Pooling2d(3).pad_mode == "NOTSET"
+
+
+def test_gemm_counts_a_bias_only_when_it_has_one():
+    assert Gemm(3, bias=False).count_parameters((5, 4)) == 4 * 3
+    assert Gemm(3).count_parameters((5, 4)) == 4 * 3 + 3
