@@ -83,3 +83,9 @@ def test_maximum_ties_share_the_gradient():
     g = autograd.gradients(autograd.sum(autograd.maximum(a, b)))
     np.testing.assert_array_equal(g[a].to_numpy(), [0.5, 0.0])
     np.testing.assert_array_equal(g[b].to_numpy(), [0.5, 1.0])
+
+
+def test_minimum_names_itself_for_a_bad_operand():
+    with pytest.raises(TypeError, match=r"^minimum: expected a Tensor, an array or a number, "
+                                        r"got str$"):
+        autograd.minimum(Tensor(data=[1.0]), "a")
