@@ -178,3 +178,9 @@ def test_conv_and_pooling_describe_themselves_exactly():
         "MaxPool2d(kernel_size=(3, 3), stride=(3, 3), ceil_mode=True)")
     assert MaxPool2d(3).describe() == "MaxPool2d(kernel_size=(3, 3), stride=(3, 3))"
     assert AvgPool2d(3).count_include_pad is True          # PyTorch's default
+
+
+def test_a_pair_argument_of_the_wrong_length_is_named_exactly():
+    with pytest.raises(TypeError, match=r"^Conv2d: stride must be an int or 2 ints, got "
+                                        r"\(1, 2, 3\)$"):
+        Conv2d(1, 2, 3, stride=(1, 2, 3))

@@ -302,3 +302,14 @@ def test_singa_layer_messages_reprs_and_defaults_exactly():
 def test_gemm_counts_a_bias_only_when_it_has_one():
     assert Gemm(3, bias=False).count_parameters((5, 4)) == 4 * 3
     assert Gemm(3).count_parameters((5, 4)) == 4 * 3 + 3
+
+
+def test_gemm_takes_a_bias_of_one_row_per_output_row():
+    rng = np.random.default_rng(3)
+    layer = Gemm(3, bias_shape=(4, 3))                # one bias row per row of a 4-row input
+    x = rng.standard_normal((4, 2)).astype(np.float32)
+    y = layer(Tensor(data=x))
+    layer.b.data[...] = rng.standard_normal((4, 3))
+    y = layer(Tensor(data=x))
+    np.testing.assert_allclose(y.to_numpy(), x @ layer.W.to_numpy() + layer.b.to_numpy(),
+                               rtol=1e-5, atol=1e-6)
