@@ -308,8 +308,8 @@ def test_gemm_takes_a_bias_of_one_row_per_output_row():
     rng = np.random.default_rng(3)
     layer = Gemm(3, bias_shape=(4, 3))                # one bias row per row of a 4-row input
     x = rng.standard_normal((4, 2)).astype(np.float32)
-    y = layer(Tensor(data=x))
+    layer(Tensor(data=x))                            # builds W and b
     layer.b.data[...] = rng.standard_normal((4, 3))
-    y = layer(Tensor(data=x))
-    np.testing.assert_allclose(y.to_numpy(), x @ layer.W.to_numpy() + layer.b.to_numpy(),
-                               rtol=1e-5, atol=1e-6)
+    W = layer.W.to_numpy()
+    expected = x @ (W.T if layer.transB else W) + layer.b.to_numpy()
+    np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-5, atol=1e-6)
