@@ -2,6 +2,8 @@
 gradcheck through W and b), SeparableConv2d against depthwise-then-pointwise direct-loop
 convolutions, Pooling2d against a direct-loop reference (even and SINGA's uneven pads), and
 SoftMax as Softmax."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -313,3 +315,10 @@ def test_gemm_takes_a_bias_of_one_row_per_output_row():
     W = layer.W.to_numpy()
     expected = x @ (W.T if layer.transB else W) + layer.b.to_numpy()
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_lazy_separable_conv2d_names_the_channels_c_in_its_message():
+    message = ("SeparableConv2d(?->4, kernel_size=(3, 3)): expected input (N, C, H, W), got "
+               "(2, 3)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SeparableConv2d(4, 3).output_shape((2, 3))          # SINGA's lazy (out, kernel) form
