@@ -113,3 +113,36 @@ def test_copies_keep_requires_grad_and_initialisers_default_to_the_unit_ranges()
         uniform = Tensor(shape=(1000,), dtype=dtype).uniform().to_numpy()      # U[0, 1)
         manual_seed(9)
         np.testing.assert_array_equal(uniform, cpu().random.random((1000,), dtype=dtype))
+
+
+def test_copy_data_to_from_defaults_bounds_layouts_and_messages():
+    import re
+    from autograd.tensor import copy_data_to_from
+    src = Tensor(data=np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3))   # flat: 1..6
+    dst = Tensor(data=np.zeros((2, 2), np.float32))
+    copy_data_to_from(dst, src, 3)                                     # offsets default to 0
+    np.testing.assert_array_equal(dst.to_numpy(), [[1.0, 2.0], [3.0, 0.0]])
+    full = Tensor(data=np.zeros(6, np.float32))
+    copy_data_to_from(full, src, 2, dst_offset=4, src_offset=4)       # both ends exactly fit
+    np.testing.assert_array_equal(full.to_numpy(), [0, 0, 0, 0, 5, 6])
+    fortran = Tensor(data=np.asfortranarray(np.zeros((2, 3), np.float32)))
+    copy_data_to_from(fortran, src, 4, dst_offset=1, src_offset=2)   # C order, also when dst
+    np.testing.assert_array_equal(fortran.to_numpy(), [[0, 3, 4], [5, 6, 0]])  # is not
+    assert src.to_numpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+    head = "copy_data_to_from: "
+    for args, kwargs, error, message in [
+            ((np.zeros(2), src, 1), {}, TypeError, "expected two Tensors, got ndarray and "
+                                                   "Tensor"),
+            ((full, [1.0], 1), {}, TypeError, "expected two Tensors, got Tensor and list"),
+            ((full, Tensor(data=np.zeros(2)), 1), {}, TypeError,
+             "dst is float32 but src is float64; cast one explicitly with as_type()"),
+            ((full, src, 1), {"dst_offset": -1}, ValueError,
+             "dst_offset must be a non-negative int, got -1"),
+            ((full, src, 1), {"src_offset": True}, ValueError,
+             "src_offset must be a non-negative int, got True"),
+            ((full, src, 3), {"src_offset": 4}, ValueError,
+             "cannot copy 3 elements from offset 4 of 6 into offset 0 of 6"),
+            ((full, src, 3), {"dst_offset": 4}, ValueError,
+             "cannot copy 3 elements from offset 0 of 6 into offset 4 of 6")]:
+        with pytest.raises(error, match=f"^{re.escape(head + message)}$"):
+            copy_data_to_from(*args, **kwargs)
