@@ -146,3 +146,16 @@ def test_copy_data_to_from_defaults_bounds_layouts_and_messages():
              "cannot copy 3 elements from offset 0 of 6 into offset 4 of 6")]:
         with pytest.raises(error, match=f"^{re.escape(head + message)}$"):
             copy_data_to_from(*args, **kwargs)
+
+
+def test_repr_of_a_recorded_result_that_stores_its_gradient_shows_both_flags():
+    y = Tensor(data=[1.0], stores_grad=True) * 2.0
+    y.stores_grad = True
+    assert repr(y) == "Tensor([2.], dtype=float32, device=cpu, stores_grad=True, creator=MulScalar)"
+
+
+def test_deepcopy_method_gives_an_independent_equal_tensor():
+    t = Tensor(data=[1.0, 2.0], stores_grad=True, name="w")
+    d = t.deepcopy()
+    assert type(d) is Tensor and d is not t and not np.shares_memory(d.data, t.data)
+    assert d.to_numpy().tolist() == [1.0, 2.0] and d.stores_grad and d.name == "w"

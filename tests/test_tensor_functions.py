@@ -130,3 +130,9 @@ def test_repeat_method_takes_the_axis():
     np.testing.assert_array_equal(Tensor(data=x).repeat(2, axis=1).to_numpy(),
                                   np.repeat(x, 2, axis=1))
     np.testing.assert_array_equal(Tensor(data=x).repeat(2, 0).to_numpy(), np.repeat(x, 2, 0))
+
+
+def test_concatenate_defaults_to_the_first_axis():
+    a, b = np.ones((1, 2)), np.zeros((2, 2))
+    np.testing.assert_array_equal(tensor.concatenate([Tensor(data=a), Tensor(data=b)]).to_numpy(),
+                                  np.concatenate([a, b]))

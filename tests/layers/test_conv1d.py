@@ -1,6 +1,6 @@
 """Tests for autograd/layers/conv1d.py: Conv1d, MaxPool1d and AvgPool1d against direct-loop
-NumPy references (tests/operations' definitions) and a NumPy formula, gradcheck through the parameters, lazy sizing, shape inference
-and the input checks."""
+NumPy references (tests/operations' definitions) and a NumPy formula, gradcheck through the
+parameters, lazy sizing, shape inference and the input checks."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
