@@ -107,3 +107,9 @@ def test_binary_ops_name_themselves_for_a_bad_operand(name):
     with pytest.raises(TypeError, match=f"^{name}: expected a Tensor, an array or a number, "
                                         "got str$"):
         getattr(autograd, name)(Tensor(data=[1.0]), "a")
+
+
+def test_an_integer_tensor_times_a_float_is_float32():
+    y = Tensor(data=np.array([1, 2], np.int32)) * 2.5
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y.to_numpy(), [2.5, 5.0])
