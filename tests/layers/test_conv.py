@@ -184,3 +184,19 @@ def test_a_pair_argument_of_the_wrong_length_is_named_exactly():
     with pytest.raises(TypeError, match=r"^Conv2d: stride must be an int or 2 ints, got "
                                         r"\(1, 2, 3\)$"):
         Conv2d(1, 2, 3, stride=(1, 2, 3))
+
+
+def test_conv_and_pool_argument_messages_are_exact():
+    import re
+    for make, error, message in [
+            (lambda: Conv2d(2, 4, 3, groups=0), ValueError,
+             "Conv2d: groups must be a positive int, got 0"),
+            (lambda: Conv2d(2, 4, 3, dilation=0), ValueError,
+             "Conv2d: dilation must be positive, got 0"),
+            (lambda: Conv2d(4, 3, groups=2).output_shape((1, 3, 5, 5)), ValueError,
+             "Conv2d(?->4, kernel_size=(3, 3), groups=2): expected input (N, C, H, W) with C "
+             "divisible by groups=2, got (1, 3, 5, 5)"),
+            (lambda: MaxPool2d(3, padding=(1, 2, 3)), TypeError,
+             "MaxPool2d: padding must be an int or 2 ints, got (1, 2, 3)")]:
+        with pytest.raises(error, match=f"^{re.escape(message)}$"):
+            make()

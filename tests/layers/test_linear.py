@@ -136,3 +136,10 @@ def test_embedding_argument_messages_name_it_exactly():
                                          r"'none', 'uniform', 'xavier'\] or a callable, got "
                                          r"'bad'$"):
         autograd.Embedding(3, 2, init="bad")
+
+
+def test_linear_names_a_bad_init_exactly():
+    with pytest.raises(ValueError, match=r"^Linear: init must be one of \['gaussian', 'he', "
+                                         r"'none', 'uniform', 'xavier'\] or a callable, got "
+                                         r"'bad'$"):
+        Linear(2, 3, init="bad")
