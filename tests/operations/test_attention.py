@@ -157,3 +157,17 @@ def test_masked_fill_takes_a_list_mask_and_names_itself_and_triu_takes_k():
         autograd.masked_fill([1.0], Tensor(data=np.array([True])), 0.0)
     np.testing.assert_array_equal(autograd.triu(Tensor(data=np.ones((3, 3))), 1).to_numpy(),
                                   np.triu(np.ones((3, 3)), 1))
+
+
+@pytest.mark.parametrize("only", ["q", "k"])
+def test_attention_gradient_of_q_or_k_alone_passes_gradcheck(only):
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, 3, 4)) for _ in range(3))
+    fixed = {"q": Tensor(data=q, requires_grad=False), "k": Tensor(data=k, requires_grad=False),
+             "v": Tensor(data=v, requires_grad=False)}
+
+    def f(x):
+        args = dict(fixed, **{only: x})
+        return autograd.scaled_dot_product_attention(args["q"], args["k"], args["v"])
+
+    assert autograd.gradcheck(f, [q if only == "q" else k])
