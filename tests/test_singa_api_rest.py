@@ -44,6 +44,7 @@ def test_copy_data_to_from_copies_a_flat_range_in_place(layout):
 ])
 def test_copy_data_to_from_checks_before_writing(kwargs, kind, message):
     dst = Tensor(data=np.ones(6, np.float32))
+    kwargs = dict(kwargs)             # the parameter is shared: a second run must see "src" too
     src = kwargs.pop("src", Tensor(data=np.zeros(8, np.float32)))
     with pytest.raises(kind, match=f"copy_data_to_from: {message}"):
         tensor.copy_data_to_from(dst, src, **kwargs)

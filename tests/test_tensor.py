@@ -423,3 +423,56 @@ def test_host_data_goes_to_the_default_device():
 def test_name_is_a_constructor_argument_and_survives_copy():
     t = Tensor(data=[1.0], stores_grad=True, name="conv1.W")
     assert t.name == "conv1.W" and t.copy().name == "conv1.W"
+
+
+@pytest.mark.parametrize("shape, error, message", [
+    (3.5, TypeError, "Tensor: shape must be an int or a sequence of ints, got float"),
+    ((2, "a"), TypeError, "Tensor: shape must hold ints, got (2, 'a') (a str)"),
+    ((2, True), TypeError, "Tensor: shape must hold ints, got (2, True) (a bool)"),
+    ((2, -1), ValueError, "Tensor: shape must not be negative, got (2, -1)"),
+])
+def test_a_bad_shape_is_named_exactly(shape, error, message):
+    import re
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        Tensor(shape=shape)
+
+
+def test_a_zero_size_shape_and_numpy_ints_are_shapes():
+    assert Tensor(shape=(0, 2)).shape == (0, 2) and Tensor(shape=0).shape == (0,)
+    assert Tensor(shape=(np.int64(2), np.int32(3))).shape == (2, 3)
+
+
+def test_constructor_messages_are_exact():
+    import re
+    for kwargs, error, message in [
+            ({"shape": (2,), "requires_grad": False, "stores_grad": True}, ValueError,
+             "Tensor: stores_grad=True needs requires_grad=True"),
+            ({}, ValueError, "Tensor: give a shape, data or both"),
+            ({"data": np.array([1, 2], np.int32), "stores_grad": True}, ValueError,
+             "Tensor: a int32 tensor cannot store a gradient; only floating tensors can")]:
+        with pytest.raises(error, match=f"^{re.escape(message)}$"):
+            Tensor(**kwargs)
+    with pytest.raises(ValueError, match=r"^Tensor: cannot make a float32 array from this list "
+                                         r"\("):
+        Tensor(data=[[1.0, 2.0], [3.0]])
+
+
+def test_singa_positional_device_with_a_dtype_keyword_and_a_given_creator():
+    t = Tensor((2,), cpu(), dtype=np.int32)           # SINGA's order, dtype by name
+    assert t.dtype == np.int32 and t.device is cpu()
+    creator = object()
+    assert Tensor(data=[1.0], creator=creator).creator is creator
+
+
+def test_a_buffer_without_dtype_becomes_float32_data():
+    t = Tensor(data=memoryview(np.arange(3.0)))       # a shape but no dtype: read as a list
+    assert t.dtype == np.float32 and t.to_numpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_from_operation_keeps_the_creator_the_index_and_an_array_subclass():
+    from tests.foreign_device import ForeignArray
+    creator = object()
+    out = np.zeros(2).view(ForeignArray)
+    t = Tensor.from_operation(out, cpu(), creator, 1)
+    assert t.creator is creator and t.output_index == 1 and t.requires_grad
+    assert t.data is out                              # not converted to a plain ndarray

@@ -81,3 +81,58 @@ def test_int32_tensors_for_indices_and_labels():
     assert np.isfinite(loss.item())
     picked = autograd.gather(logits, 1, labels)
     assert picked.shape == (3, 3)
+
+
+def test_new_tensors_go_to_the_device_asked_for():
+    # a stand-in second device: zeros, ones, random and the *_like functions must pass the
+    # device on, not fall back to the default one (the CPU)
+    from tests.foreign_device import FOREIGN_DEVICE, tensor_on_a_foreign_device
+    made = [tensor.zeros((2, 3), FOREIGN_DEVICE), tensor.ones((2, 3), FOREIGN_DEVICE),
+            tensor.random((2, 3), device=FOREIGN_DEVICE)]
+    foreign = tensor_on_a_foreign_device([[1.0, 2.0]], np.float64)
+    made += [tensor.zeros_like(foreign), tensor.ones_like(foreign)]
+    assert [t.device for t in made] == [FOREIGN_DEVICE] * 5
+    np.testing.assert_array_equal(made[1].data, np.ones((2, 3)))      # the stand-in's arrays
+    np.testing.assert_array_equal(made[4].data, [[1.0, 1.0]])         # are NumPy's
+    assert made[3].dtype == made[4].dtype == np.float64
+
+
+def test_concatenate_joins_along_the_axis_given():
+    a, b = np.arange(6.0).reshape(2, 3), -np.arange(4.0).reshape(2, 2)
+    joined = tensor.concatenate([Tensor(data=a), Tensor(data=b)], axis=1)
+    np.testing.assert_array_equal(joined.to_numpy(), np.concatenate([a, b], axis=1))
+
+
+def test_reflected_matmul_names_its_operands_in_order_and_transpose_takes_axes():
+    rng = np.random.default_rng(0)
+    a, w = rng.standard_normal((2, 3)), Tensor(data=rng.standard_normal((3, 4)))
+    # matmul takes Tensors only (unlike +, which wraps an array as a constant): ndarray @ Tensor
+    # reaches Tensor.__rmatmul__, whose error lists the operands as written
+    with pytest.raises(TypeError, match=r"^MatMul: expected Tensor inputs, got "
+                                        r"\(ndarray, Tensor\)"):
+        a @ w
+    x = rng.standard_normal((2, 3, 4))
+    np.testing.assert_array_equal(Tensor(data=x).transpose((1, 2, 0)).to_numpy(),
+                                  x.transpose(1, 2, 0))
+    np.testing.assert_array_equal(Tensor(data=x).transpose().to_numpy(), x.transpose())
+
+
+def test_sum_and_mean_methods_keep_or_drop_the_axis():
+    x = np.arange(6.0).reshape(2, 3)
+    t = Tensor(data=x)
+    assert t.sum(axis=0, keepdims=True).shape == (1, 3) and t.sum(axis=0).shape == (3,)
+    assert t.mean(axis=1).shape == (2,) and t.mean(axis=1, keepdims=True).shape == (2, 1)
+    np.testing.assert_allclose(t.mean(axis=1).to_numpy(), x.mean(axis=1))
+
+
+def test_repeat_method_takes_the_axis():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(Tensor(data=x).repeat(2, axis=1).to_numpy(),
+                                  np.repeat(x, 2, axis=1))
+    np.testing.assert_array_equal(Tensor(data=x).repeat(2, 0).to_numpy(), np.repeat(x, 2, 0))
+
+
+def test_concatenate_defaults_to_the_first_axis():
+    a, b = np.ones((1, 2)), np.zeros((2, 2))
+    np.testing.assert_array_equal(tensor.concatenate([Tensor(data=a), Tensor(data=b)]).to_numpy(),
+                                  np.concatenate([a, b]))

@@ -94,3 +94,30 @@ def test_in_place_with_numbers_lists_and_numpy_scalars_is_unchecked_arithmetic()
     host = Tensor(data=[1.0, 2.0])
     host += np.array([1.0, 1.0], np.float32)        # a same-device array is fine
     np.testing.assert_array_equal(host.to_numpy(), [2.0, 3.0])
+
+
+@pytest.mark.parametrize("symbol", ["+=", "-=", "*=", "/="])
+def test_in_place_on_a_recorded_result_says_what_to_write_instead(symbol):
+    y = Tensor(data=[1.0], stores_grad=True) * 3.0
+    message = (f"Tensor {symbol}: in-place arithmetic on a tensor produced by a recorded "
+               f"MulScalar would corrupt its gradients; write y = y {symbol[0]} x instead")
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        exec(f"y {symbol} 1.0", {"y": y})
+
+
+def test_bernoulli_takes_both_ends_and_draws_in_the_tensors_dtype():
+    from autograd import manual_seed
+    from autograd.device import cpu
+    np.testing.assert_array_equal(Tensor(shape=(1000,)).bernoulli(0.0).to_numpy(), 0.0)
+    np.testing.assert_array_equal(Tensor(shape=(1000,)).bernoulli(1.0).to_numpy(), 1.0)
+    for dtype in (np.float32, np.float64):
+        manual_seed(5)
+        drawn = Tensor(shape=(1000,), dtype=dtype).bernoulli(0.4).to_numpy()
+        manual_seed(5)                    # the same stream, drawn as this dtype's uniforms
+        expected = cpu().random.random((1000,), dtype=dtype) < 0.4
+        np.testing.assert_array_equal(drawn, expected)
+
+
+def test_copy_from_numpy_names_an_offset_it_cannot_take():
+    with pytest.raises(ValueError, match=r"^copy_from_numpy: only offset=0 is supported, got 2$"):
+        Tensor(shape=(2,)).copy_from_numpy(np.zeros(2), offset=2)

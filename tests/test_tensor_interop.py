@@ -3,6 +3,8 @@
 The references are the other library's own view of the memory: a write through one side must
 show on the other, and NumPy/torch must report the dtype, shape and strides the source had.
 """
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -137,14 +139,17 @@ def test_a_cuda_producer_without_cupy_names_the_extra():
 
 def test_a_tensor_of_an_unsupported_dtype_is_a_buffer_error():
     t = Tensor(data=np.array(["a", "b"]))
-    with pytest.raises(BufferError, match=r"Tensor.__dlpack__: cannot export a <U1 tensor"):
+    with pytest.raises(BufferError, match=r"^Tensor.__dlpack__: cannot export a <U1 tensor; "
+                                          r"DLPack carries bool, integer, float and complex "
+                                          r"dtypes$"):
         np.from_dlpack(t)
 
 
 def test_numpy_of_a_gpu_tensor_is_an_error_naming_to_numpy():
     fake_gpu = Device("gpu", 0, np)          # only the device label matters to the check
     t = Tensor.from_operation(np.zeros(2, np.float32), fake_gpu, None, 0)
-    with pytest.raises(TypeError, match=r"Tensor.numpy: the tensor is on gpu:0; call to_numpy"):
+    with pytest.raises(TypeError, match=r"^Tensor.numpy: the tensor is on gpu:0; call to_numpy\(\) "
+                                        r"to copy it to the host$"):
         t.numpy()
 
 
@@ -174,7 +179,7 @@ def test_iteration_yields_the_rows_and_records_them():
 
 
 def test_iterating_a_scalar_is_a_type_error():
-    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+    with pytest.raises(TypeError, match=r"^Tensor: iteration over a 0-d tensor \(use item\(\)\)$"):
         iter(Tensor(data=1.0))
 
 
@@ -220,3 +225,37 @@ def test_torch_gradients_do_not_cross():
         autograd.from_dlpack(x)                                      # a tensor needing a grad
     ours = autograd.from_dlpack(x.detach())
     assert ours.creator is None and not ours.requires_grad
+
+
+def test_dlpack_keywords_reach_numpy_under_their_own_names():
+    t = Tensor(data=[1.0, 2.0])
+    for keywords in ({"dl_device": (1, 0)}, {"copy": True}, {"max_version": (1, 0)}):
+        assert type(t.__dlpack__(**keywords)).__name__ == "PyCapsule"
+    with pytest.raises(RuntimeError, match="NumPy only supports stream=None"):
+        t.__dlpack__(stream=1)                    # NumPy's own answer: the keyword reached it
+
+
+class _OnlyDlpack:
+    def __dlpack__(self, **_):
+        raise AssertionError("from_dlpack must check both methods first")
+
+
+def test_from_dlpack_needs_both_methods_and_hints_at_a_capsule():
+    head = ("from_dlpack: expected an object implementing DLPack (__dlpack__ and "
+            "__dlpack_device__), got ")
+    with pytest.raises(TypeError, match=f"^{re.escape(head)}_OnlyDlpack$"):
+        autograd.from_dlpack(_OnlyDlpack())
+    with pytest.raises(TypeError, match=f"^{re.escape(head)}list$"):
+        autograd.from_dlpack([1.0])
+    capsule = np.arange(3.0).__dlpack__()
+    with pytest.raises(TypeError, match=f"^{re.escape(head)}PyCapsule \\(a PyCapsule: pass the "
+                                        "array itself, which DLPack consumers now take\\)$"):
+        autograd.from_dlpack(capsule)
+
+
+def test_an_unsupported_device_is_named_with_the_producer_type_exactly():
+    message = ("from_dlpack: the tests.test_tensor_interop._ProducerOn lives on DLPack device "
+               "type 8 (Metal); autograd holds arrays on the CPU (1) and on CUDA GPUs (2): "
+               "copy it to one of them first")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        autograd.from_dlpack(_ProducerOn(8))

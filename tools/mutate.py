@@ -3,6 +3,8 @@
     python tools/mutate.py                           # autograd modules changed since main
     python tools/mutate.py autograd/opt/sgd.py       # these modules
     python tools/mutate.py --base HEAD~3 --tests tests/test_model.py --jobs 2
+    python tools/mutate.py autograd/operations/loss.py --own-tests          # its test files only
+    python tools/mutate.py autograd/layers/*.py --sample 300 --seed 22      # a seeded sample
 
 Each module is mutated one small change at a time (an operator, a constant, a condition, a
 call argument...) and only the tests that exercise the mutated function run against it: a
@@ -11,18 +13,24 @@ mutant that no test notices ("survived") is a wrong answer the suite would let t
 mutmut writes a ``mutants/`` tree and reads its settings from ``pyproject.toml``, so the run
 happens in a scratch copy of the work tree (committed and uncommitted files alike) whose
 pyproject gets the settings for this selection; the repository is left as it was. It runs under
-``nice -n 19`` with one worker by default (the machine is shared). The tests for
+``nice -n 19`` (``--nice``) with one worker by default (the machine is shared). The tests for
 ``autograd/<pkg>/<mod>.py`` are the whole ``tests/<pkg>/`` (a module's behaviour is often
 checked from a sibling's tests, e.g. SGD's options by the optimizer-state tests; mutmut runs
 only the tests that reach the mutated function, so the wider selection costs one extra pass to
-map them); for ``autograd/<mod>.py``, ``tests/test_<mod>.py`` and ``tests/test_<mod>_*.py``.
-Add more with ``--tests``. At the end it prints, per module, killed / total and every surviving
-mutant's diff; ``--keep DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
+map them); ``--own-tests`` narrows that to ``tests/<pkg>/test_<mod>.py`` and
+``test_<mod>_*.py`` (where they exist), which is what makes a package the size of operations/
+affordable. For ``autograd/<mod>.py``: ``tests/test_<mod>.py`` and ``tests/test_<mod>_*.py``,
+else those of the name's first word (tensor_operators.py: tests/test_tensor*.py).
+Add more with ``--tests``. ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
+all those generated, for a package too large to run whole: the score is then a sample's.
+At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep
+DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
 """
 import argparse
 import json
 import os
 import pathlib
+import random
 import re
 import shutil
 import subprocess
@@ -35,6 +43,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # signal (an infinite loop is a detected change too)
 KILLED = {"killed", "timeout", "segfault"}
 COUNTED = KILLED | {"survived", "no tests", "suspicious"}
+# tests that cannot pass under mutmut: they read the caller's frame, which is mutmut's
+# trampoline there (mutmut stops when a test fails on the unmutated code)
+UNDER_TRAMPOLINE = ["tests/test_graph.py::test_debug_records_where_each_op_was_created"]
 
 
 def git(*args):
@@ -50,16 +61,22 @@ def changed_modules(base):
                   and (ROOT / n).exists())
 
 
-def tests_for(module):
+def mirrored(folder, stem):
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).glob(f"test_{stem}*.py")
+                  if p.stem == f"test_{stem}" or p.stem.startswith(f"test_{stem}_"))
+
+
+def tests_for(module, own=False):
     """The tests that mirror ``module`` (see the module docstring)."""
     parts = pathlib.PurePosixPath(module).parts[1:]            # drop "autograd"
     folder = pathlib.PurePosixPath("tests", *parts[:-1])
-    if len(parts) > 1:
-        return [str(folder)] if (ROOT / folder).is_dir() else ["tests"]
     stem = parts[-1][:-3]
-    found = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob(f"test_{stem}*.py")
-                   if p.stem == f"test_{stem}" or p.stem.startswith(f"test_{stem}_"))
-    return found or ["tests"]
+    if len(parts) > 1:
+        if not (ROOT / folder).is_dir():
+            return ["tests"]
+        return (own and mirrored(folder, stem)) or [str(folder)]
+    # tensor_operators.py is tested by tests/test_tensor*.py
+    return mirrored("tests", stem) or mirrored("tests", stem.split("_")[0]) or ["tests"]
 
 
 def scratch_copy(destination):
@@ -76,12 +93,14 @@ def scratch_copy(destination):
 def mutmut_settings(modules, tests, extra_pytest_args):
     def toml_list(values):
         return "[" + ", ".join(json.dumps(v) for v in values) + "]"
+    deselect = [arg for test in UNDER_TRAMPOLINE for arg in ("--deselect", test)]
     return (
         "\n[tool.mutmut]\n"
         'source_paths = ["autograd"]\n'
         f"only_mutate = {toml_list(modules)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        f"pytest_add_cli_args = {toml_list(['-p', 'no:randomly', '-q'] + extra_pytest_args)}\n"
+        "pytest_add_cli_args = "
+        f"{toml_list(['-p', 'no:randomly', '-q'] + deselect + extra_pytest_args)}\n"
         "use_git_change_detection = false\n"
         # a mutated constant must not turn a short test into a minute-long one
         "timeout_multiplier = 5.0\n"
@@ -119,13 +138,20 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
     parser.add_argument("--keep", metavar="DIR", help="run in DIR and keep it")
     parser.add_argument("--pytest-args", nargs="*", default=[], help="more pytest arguments")
+    parser.add_argument("--own-tests", action="store_true",
+                        help="only tests/<pkg>/test_<module>*.py, not the whole tests/<pkg>/")
+    parser.add_argument("--sample", type=int, metavar="N", help="run N mutants drawn at random")
+    parser.add_argument("--seed", type=int, default=22, help="the sample's seed (default 22)")
+    parser.add_argument("--nice", type=int, default=19,
+                        help="niceness (default 19; under others' steady load 19 gets almost "
+                             "no CPU, 5 shares it)")
     args = parser.parse_args(argv)
 
     modules = [str(pathlib.PurePosixPath(m)) for m in args.modules] or changed_modules(args.base)
     if not modules:
         print(f"no autograd module changed since {args.base}")
         return 0
-    tests = sorted({t for m in modules for t in tests_for(m)} | set(args.tests))
+    tests = sorted({t for m in modules for t in tests_for(m, args.own_tests)} | set(args.tests))
     print("mutating:", *modules, "\ntests:", *tests, flush=True)
     workdir = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mutate-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -134,10 +160,21 @@ def main(argv=None):
         stream.write(mutmut_settings(modules, tests, args.pytest_args))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # mutants/ must win
     start = time.perf_counter()
-    run = subprocess.run(["nice", "-n", "19", "mutmut", "run", "--max-children", str(args.jobs)],
-                         cwd=workdir, env=env, stdout=subprocess.DEVNULL)
+    command = ["nice", "-n", str(args.nice), "mutmut", "run", "--max-children", str(args.jobs)]
+    chosen = []
+    if args.sample:
+        # generate the mutants and map the tests, with a filter that matches no mutant (mutmut
+        # stops there), then run the drawn ones by name
+        subprocess.run(command + ["no_such_mutant_"], cwd=workdir, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        every = sorted(results(workdir))
+        chosen = sorted(random.Random(args.seed).sample(every, min(args.sample, len(every))))
+        print(f"sample: {len(chosen)} of {len(every)} mutants (seed {args.seed})", flush=True)
+    run = subprocess.run(command + chosen, cwd=workdir, env=env, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     statuses = results(workdir)
+    if chosen:
+        statuses = {k: v for k, v in statuses.items() if k in set(chosen)}
     if run.returncode != 0 or not statuses:
         print(f"mutmut failed (exit {run.returncode}); see {workdir}", file=sys.stderr)
         return run.returncode or 1

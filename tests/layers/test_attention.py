@@ -244,3 +244,20 @@ def test_encoder_layer_matches_pytorch(norm_first):
         expected = reference(torch.tensor(x)).numpy()
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-4,
                                atol=1e-4)
+
+
+def test_attention_layers_describe_and_check_their_arguments_exactly():
+    assert autograd.MultiHeadAttention(4, 2, packed=False).describe() == (
+        "MultiHeadAttention(4, num_heads=2, packed=False)")
+    assert autograd.MultiHeadAttention(4, 2).describe() == "MultiHeadAttention(4, num_heads=2)"
+    with pytest.raises(ValueError, match=r"^PositionalEmbedding: max_len must be a positive "
+                                         r"int, got 0$"):
+        autograd.PositionalEmbedding(0, 4)
+
+
+def test_positional_embedding_draws_its_table_with_the_std_given():
+    autograd.manual_seed(4)
+    table = autograd.PositionalEmbedding(500, 40, std=0.02).W.to_numpy()
+    assert abs(table.std() - 0.02) < 0.002 and abs(table.mean()) < 0.002
+    autograd.manual_seed(4)
+    assert abs(autograd.PositionalEmbedding(500, 40).W.to_numpy().std() - 0.02) < 0.002

@@ -260,3 +260,29 @@ def test_register_layers_rejects_non_layers_and_a_taken_name():
     layer.register_layers(ag.ReLU())
     with pytest.raises(ValueError, match=r"register_layers: the attribute 'ReLU_0' already"):
         layer.register_layers(ag.ReLU())
+
+
+def test_layer_messages_name_the_layer_and_the_method_exactly():
+    import re
+
+    class Bare(autograd.Layer):
+        pass
+
+    with pytest.raises(NotImplementedError, match=r"^Bare does not define forward$"):
+        Bare()(Tensor(data=[1.0]))
+    with pytest.raises(ValueError, match=r"^Linear.set_params: unknown parameters \['Q'\]$"):
+        Linear(2, 3).set_params({"Q": np.zeros(2)})
+    message = "Linear.load_state_dict: missing keys ['W', 'b']; unexpected keys ['Q', 'R']"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        Linear(2, 3).load_state_dict({"Q": np.zeros(2), "R": np.zeros(1)})
+
+
+def test_a_layer_that_skipped_layer_init_lists_parameters_not_plain_tensors():
+    class NoInit(Layer):
+        def __init__(self):                      # no super().__init__(): no buffer list yet
+            self.w = Tensor(data=[1.0], stores_grad=True)
+            self.t = Tensor(data=[2.0], requires_grad=False)
+
+    layer = NoInit()
+    assert [name for name, _ in layer.named_parameters()] == ["w"]
+    assert list(layer.state_dict()) == ["w"]

@@ -77,3 +77,12 @@ def test_reshape_errors_name_the_layer():
         Reshape((-1, -1))
     with pytest.raises(ValueError, match=r"Reshape\(\): a 0 copies the input's dimension"):
         Reshape()(x, (2, 3, 0))
+
+
+def test_cat_and_reshape_messages_are_exact():
+    with pytest.raises(ValueError, match=r"^Cat\(axis=0\): expected a list of at least one "
+                                         r"tensor, got none$"):
+        Cat()([])
+    with pytest.raises(ValueError, match=r"^Reshape\(\): no shape given; call "
+                                         r"Reshape\(\)\(x, shape\) or build Reshape\(shape\)$"):
+        Reshape().output_shape((2, 3))

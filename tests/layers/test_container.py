@@ -118,3 +118,25 @@ def test_summary_of_a_singa_model_leaves_autograd_training_alone():
     text = autograd.summary(model, (4, 3), print_fn=None)
     assert text.splitlines()[2].split() == ["fc", "Linear", "(4,", "2)", "8"]
     assert autograd.training and model.training
+
+
+def test_summary_traces_leaves_only_in_the_dtype_asked_for_and_shows_an_unknown_shape():
+    seen = []
+
+    class Pair(Layer):
+        def forward(self, x):
+            seen.append(x.dtype)
+            return (x, x)                       # no .shape: the table shows "?"
+
+    class Net(Layer):
+        def __init__(self):
+            super().__init__()
+            self.block = Sequential(Pair())
+
+        def forward(self, x):
+            return self.block(x)[0]
+
+    text = autograd.summary(Net(), (2, 3), dtype=np.float64, print_fn=None)
+    rows = [line.split() for line in text.splitlines()[2:-2]]
+    assert seen == [np.float64]
+    assert rows == [["block.0", "Pair", "?", "0"]]      # the leaf, not the Sequential around it

@@ -1,11 +1,30 @@
-"""Tests for autograd/layers/conv.py: Conv2d and the pooling layers against their operations,
-shape inference against the shapes the operations produce, and the input checks."""
+"""Tests for autograd/layers/conv.py: Conv2d and the pooling layers against direct-loop NumPy
+references (tests/operations' definitions of a convolution and of pooling windows), shape
+inference against the shapes they produce, and the input checks."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 import autograd
 from autograd import AvgPool2d, Conv2d, MaxPool2d, Tensor
+from tests.operations.test_conv import reference_conv2d
+from tests.operations.test_conv1d import reference_same_pads
+from tests.operations.test_pooling import reference_pool
+
+
+def expected_pads(padding, pad_mode, sizes, kernels, strides, dilations):
+    """(before, after) per spatial axis, by ONNX's rules: pad_mode other than NOTSET wins,
+    'same' is SAME_UPPER, 'valid' no padding, an int pads every side, a tuple one per axis."""
+    mode = pad_mode
+    if mode == "NOTSET" and isinstance(padding, str):
+        mode = {"same": "SAME_UPPER", "valid": "VALID"}[padding]
+    if mode == "VALID":
+        return [(0, 0)] * len(sizes)
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        return [reference_same_pads(n, k, s, d, mode == "SAME_LOWER")
+                for n, k, s, d in zip(sizes, kernels, strides, dilations)]
+    per_axis = (padding,) * len(sizes) if isinstance(padding, int) else padding
+    return [(p, p) for p in per_axis]
 
 
 def _images(rng, *shape, dtype=np.float32):
@@ -13,7 +32,7 @@ def _images(rng, *shape, dtype=np.float32):
 
 
 @given(st.data())
-def test_conv2d_layer_matches_the_op_and_its_shape_inference(data):
+def test_conv2d_layer_matches_direct_loops_and_its_shape_inference(data):
     groups = data.draw(st.sampled_from([1, 2]), label="groups")
     in_channels = groups * data.draw(st.integers(1, 2), label="per group in")
     out_channels = groups * data.draw(st.integers(1, 2), label="per group out")
@@ -30,9 +49,10 @@ def test_conv2d_layer_matches_the_op_and_its_shape_inference(data):
     layer.b.data[...] = rng.standard_normal(out_channels)
     x = _images(rng, 2, in_channels, height, width)
     y = layer(x)
-    expected = autograd.conv2d(x, layer.W, layer.b, stride=stride, padding=padding,
-                               dilation=dilation, groups=groups, pad_mode=pad_mode)
-    np.testing.assert_array_equal(y.to_numpy(), expected.to_numpy())
+    pads = expected_pads(padding, pad_mode, (height, width), kernel, stride, dilation)
+    expected = reference_conv2d(x.to_numpy().astype(np.float64), layer.W.to_numpy(),
+                                layer.b.to_numpy(), stride, pads[0], pads[1], dilation, groups)
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-5, atol=1e-5)
     assert layer.output_shape(x.shape) == y.shape
     assert layer.output_shape((None, in_channels, height, width)) == (None,) + y.shape[1:]
 
@@ -110,7 +130,7 @@ def test_conv2d_rejects_bad_arguments(arguments, message):
 
 
 @given(st.data())
-def test_pooling_layers_match_their_ops_and_shape_inference(data):
+def test_pooling_layers_match_direct_loops_and_shape_inference(data):
     kernel = data.draw(st.integers(1, 3), label="kernel")
     stride = data.draw(st.sampled_from([None, 1, 2]), label="stride")
     padding = data.draw(st.integers(0, kernel // 2), label="padding")
@@ -119,13 +139,13 @@ def test_pooling_layers_match_their_ops_and_shape_inference(data):
     size = data.draw(st.integers(kernel, 6), label="size")
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 31)))
     x = _images(rng, 2, 3, size, size + 1)
-    for layer, op in [
-            (MaxPool2d(kernel, stride, padding, ceil_mode),
-             lambda t: autograd.max_pool2d(t, kernel, stride, padding, ceil_mode)),
-            (AvgPool2d(kernel, stride, padding, ceil_mode, include),
-             lambda t: autograd.avg_pool2d(t, kernel, stride, padding, ceil_mode, include))]:
+    steps = (stride or kernel,) * 2                      # no stride: the kernel's size
+    for layer, mode in [(MaxPool2d(kernel, stride, padding, ceil_mode), "max"),
+                        (AvgPool2d(kernel, stride, padding, ceil_mode, include), "avg")]:
         y = layer(x)
-        np.testing.assert_array_equal(y.to_numpy(), op(x).to_numpy())
+        expected, _, _ = reference_pool(x.to_numpy().astype(np.float64), (kernel, kernel), steps,
+                                        (padding, padding), ceil_mode, mode, include)
+        np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-5, atol=1e-6)
         assert layer.output_shape(x.shape) == y.shape
 
 
@@ -177,3 +197,34 @@ def test_pooling_input_checks():
         MaxPool2d(3, padding=2)
     with pytest.raises(ValueError, match="AvgPool2d: pad_mode must be one of"):
         AvgPool2d(3, pad_mode="SAME")
+
+
+def test_conv_and_pooling_describe_themselves_exactly():
+    assert Conv2d(4, 3).describe() == "Conv2d(?->4, kernel_size=(3, 3))"     # lazy in_channels
+    assert Conv2d(2, 4, 3).describe() == "Conv2d(2->4, kernel_size=(3, 3))"
+    assert MaxPool2d(3, ceil_mode=True).describe() == (
+        "MaxPool2d(kernel_size=(3, 3), stride=(3, 3), ceil_mode=True)")
+    assert MaxPool2d(3).describe() == "MaxPool2d(kernel_size=(3, 3), stride=(3, 3))"
+    assert AvgPool2d(3).count_include_pad is True          # PyTorch's default
+
+
+def test_a_pair_argument_of_the_wrong_length_is_named_exactly():
+    with pytest.raises(TypeError, match=r"^Conv2d: stride must be an int or 2 ints, got "
+                                        r"\(1, 2, 3\)$"):
+        Conv2d(1, 2, 3, stride=(1, 2, 3))
+
+
+def test_conv_and_pool_argument_messages_are_exact():
+    import re
+    for make, error, message in [
+            (lambda: Conv2d(2, 4, 3, groups=0), ValueError,
+             "Conv2d: groups must be a positive int, got 0"),
+            (lambda: Conv2d(2, 4, 3, dilation=0), ValueError,
+             "Conv2d: dilation must be positive, got 0"),
+            (lambda: Conv2d(4, 3, groups=2).output_shape((1, 3, 5, 5)), ValueError,
+             "Conv2d(?->4, kernel_size=(3, 3), groups=2): expected input (N, C, H, W) with C "
+             "divisible by groups=2, got (1, 3, 5, 5)"),
+            (lambda: MaxPool2d(3, padding=(1, 2, 3)), TypeError,
+             "MaxPool2d: padding must be an int or 2 ints, got (1, 2, 3)")]:
+        with pytest.raises(error, match=f"^{re.escape(message)}$"):
+            make()

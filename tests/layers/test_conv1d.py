@@ -1,12 +1,14 @@
-"""Tests for autograd/layers/conv1d.py: Conv1d, MaxPool1d and AvgPool1d against their
-operations and a NumPy formula, gradcheck through the parameters, lazy sizing, shape inference
-and the input checks."""
+"""Tests for autograd/layers/conv1d.py: Conv1d, MaxPool1d and AvgPool1d against direct-loop
+NumPy references (tests/operations' definitions) and a NumPy formula, gradcheck through the
+parameters, lazy sizing, shape inference and the input checks."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 import autograd
 from autograd import AvgPool1d, Conv1d, MaxPool1d, Tensor
+from tests.layers.test_conv import expected_pads
+from tests.operations.test_conv1d import reference_conv1d, reference_pool1d
 
 
 def _sequences(rng, *shape, dtype=np.float32):
@@ -14,7 +16,7 @@ def _sequences(rng, *shape, dtype=np.float32):
 
 
 @given(st.data())
-def test_conv1d_layer_matches_the_op_and_its_shape_inference(data):
+def test_conv1d_layer_matches_direct_loops_and_its_shape_inference(data):
     groups = data.draw(st.sampled_from([1, 2]), label="groups")
     in_channels = groups * data.draw(st.integers(1, 2), label="per group in")
     out_channels = groups * data.draw(st.integers(1, 2), label="per group out")
@@ -30,9 +32,10 @@ def test_conv1d_layer_matches_the_op_and_its_shape_inference(data):
     layer.b.data[...] = rng.standard_normal(out_channels)
     x = _sequences(rng, 2, in_channels, length)
     y = layer(x)
-    expected = autograd.conv1d(x, layer.W, layer.b, stride=stride, padding=padding,
-                               dilation=dilation, groups=groups, pad_mode=pad_mode)
-    np.testing.assert_array_equal(y.to_numpy(), expected.to_numpy())
+    (pads,) = expected_pads(padding, pad_mode, (length,), (kernel,), (stride,), (dilation,))
+    expected = reference_conv1d(x.to_numpy().astype(np.float64), layer.W.to_numpy(),
+                                layer.b.to_numpy(), stride, pads, dilation, groups)
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-5, atol=1e-5)
     assert layer.output_shape(x.shape) == y.shape
     assert layer.output_shape((None, in_channels, length)) == (None,) + y.shape[1:]
 
@@ -113,7 +116,7 @@ def test_conv1d_rejects_bad_arguments(arguments, message):
 
 
 @given(st.data())
-def test_pooling_layers_match_their_ops_and_shape_inference(data):
+def test_pooling_layers_match_direct_loops_and_shape_inference(data):
     kernel = data.draw(st.integers(1, 3), label="kernel")
     stride = data.draw(st.sampled_from([None, 1, 2]), label="stride")
     padding = data.draw(st.integers(0, kernel // 2), label="padding")
@@ -121,13 +124,12 @@ def test_pooling_layers_match_their_ops_and_shape_inference(data):
     include = data.draw(st.booleans(), label="count_include_pad")
     length = data.draw(st.integers(kernel, 8), label="length")
     x = _sequences(np.random.default_rng(data.draw(st.integers(0, 2 ** 31))), 2, 3, length)
-    for layer, op in [
-            (MaxPool1d(kernel, stride, padding, ceil_mode),
-             lambda t: autograd.max_pool1d(t, kernel, stride, padding, ceil_mode)),
-            (AvgPool1d(kernel, stride, padding, ceil_mode, include),
-             lambda t: autograd.avg_pool1d(t, kernel, stride, padding, ceil_mode, include))]:
+    for layer, is_max in [(MaxPool1d(kernel, stride, padding, ceil_mode), True),
+                          (AvgPool1d(kernel, stride, padding, ceil_mode, include), False)]:
         y = layer(x)
-        np.testing.assert_array_equal(y.to_numpy(), op(x).to_numpy())
+        expected = reference_pool1d(x.to_numpy().astype(np.float64), kernel, stride or kernel,
+                                    padding, ceil_mode, is_max, include)
+        np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-5, atol=1e-6)
         assert layer.output_shape(x.shape) == y.shape
         # SINGA's layout (N, C, 1, L) gives the same numbers, in that layout.
         y4 = layer(autograd.reshape(x, (2, 3, 1, length)))

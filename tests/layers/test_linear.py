@@ -126,3 +126,20 @@ def test_embedding_looks_up_rows_and_accumulates_repeated_ids():
     np.testing.assert_array_equal(layer([1, 1]).to_numpy(), W[[1, 1]])
     with pytest.raises(TypeError, match=r"Embedding\(5, 3\): expected integer ids, got float32"):
         layer(Tensor(data=np.zeros(2, np.float32)))
+
+
+def test_embedding_argument_messages_name_it_exactly():
+    with pytest.raises(ValueError, match=r"^Embedding: embedding_dim must be a positive int, "
+                                         r"got 0$"):
+        autograd.Embedding(3, 0)
+    with pytest.raises(ValueError, match=r"^Embedding: init must be one of \['gaussian', 'he', "
+                                         r"'none', 'uniform', 'xavier'\] or a callable, got "
+                                         r"'bad'$"):
+        autograd.Embedding(3, 2, init="bad")
+
+
+def test_linear_names_a_bad_init_exactly():
+    with pytest.raises(ValueError, match=r"^Linear: init must be one of \['gaussian', 'he', "
+                                         r"'none', 'uniform', 'xavier'\] or a callable, got "
+                                         r"'bad'$"):
+        Linear(2, 3, init="bad")

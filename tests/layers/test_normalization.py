@@ -109,3 +109,23 @@ def test_layernorm_matches_the_formula():
     with pytest.raises(ValueError, match=r"LayerNorm\(\(4, 5\)\): expected input "
                                          r"\(N, \.\.\., 4, 5\), got \(2, 5, 4\)"):
         ln(Tensor(shape=(2, 5, 4)))
+
+
+def test_layernorm_describes_itself_with_and_without_affine():
+    assert LayerNorm(4).describe() == "LayerNorm((4,))"
+    assert LayerNorm(4, elementwise_affine=False).describe() == (
+        "LayerNorm((4,), elementwise_affine=False)")
+
+
+def test_batchnorm2d_eps_must_be_positive_and_its_statistics_need_no_gradient():
+    with pytest.raises(ValueError, match=r"^BatchNorm2d: eps must be positive, got 0$"):
+        BatchNorm2d(3, eps=0)
+    layer = BatchNorm2d(3)
+    assert not layer.running_mean.requires_grad and not layer.running_var.requires_grad
+
+
+def test_batchnorm2d_trains_on_two_values_per_channel():
+    x = np.array([[1.0, -2.0, 0.5], [3.0, 4.0, -0.5]], np.float32).reshape(2, 3, 1, 1)
+    y = BatchNorm2d(3)(Tensor(data=x)).to_numpy()
+    mean, var = x.mean(axis=0), x.var(axis=0)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-4)

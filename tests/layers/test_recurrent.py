@@ -391,3 +391,13 @@ def test_learns_the_mean_of_a_short_sequence(kind):
     # predicting 0 gives the variance of the mean, 1/18 ~ 0.056
     assert np.mean(losses[:10]) > 0.03
     assert np.mean(losses[-10:]) < 0.1 * np.mean(losses[:10]), losses[::15]
+
+
+def test_an_initial_state_given_as_a_float64_array_takes_the_inputs_dtype():
+    rnn = RNN(3, 4)
+    x = Tensor(data=np.ones((2, 5, 3), np.float32))
+    given = rnn(x, np.full((5, 4), 0.5))                    # a float64 NumPy array
+    as_tensor = rnn(x, Tensor(data=np.full((5, 4), 0.5, np.float32), requires_grad=False))
+    for a, b in zip(given, as_tensor):
+        assert a.dtype == np.float32
+        np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())

@@ -1,13 +1,17 @@
 """Tests for autograd/layers/singa.py: Gemm against its formula (lazy sizing, every transpose,
-gradcheck through W and b), SeparableConv2d against depthwise-then-pointwise conv2d,
-Pooling2d against the pooling ops and a direct-loop reference for SINGA's uneven pads, and
+gradcheck through W and b), SeparableConv2d against depthwise-then-pointwise direct-loop
+convolutions, Pooling2d against a direct-loop reference (even and SINGA's uneven pads), and
 SoftMax as Softmax."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Gemm, Pooling2d, SeparableConv2d, SoftMax, Softmax, Tensor
+from tests.layers.test_conv import expected_pads
+from tests.operations.test_conv import reference_conv2d
 
 
 # ---------------------------------------------------------------- Gemm
@@ -114,11 +118,15 @@ def test_separable_conv2d_is_depthwise_then_pointwise_conv(data):
         p.data[...] = rng.standard_normal(p.shape)
     x = Tensor(data=rng.standard_normal((2, channels, 5, 6)).astype(np.float32))
     depthwise, pointwise = layer.depthwise_conv, layer.point_conv
-    expected = autograd.conv2d(
-        autograd.conv2d(x, depthwise.W, depthwise.b, stride=stride, padding=padding,
-                        groups=channels), pointwise.W, pointwise.b)
+    kernels = (kernel, kernel) if isinstance(kernel, int) else kernel
+    pads = expected_pads(padding, "NOTSET", (5, 6), kernels, (stride, stride), (1, 1))
+    biases = [None if c.b is None else c.b.to_numpy() for c in (depthwise, pointwise)]
+    middle = reference_conv2d(x.to_numpy().astype(np.float64), depthwise.W.to_numpy(), biases[0],
+                              (stride, stride), pads[0], pads[1], (1, 1), channels)
+    expected = reference_conv2d(middle, pointwise.W.to_numpy(), biases[1], (1, 1), (0, 0),
+                                (0, 0), (1, 1), 1)
     y = layer(x)
-    np.testing.assert_allclose(y.to_numpy(), expected.to_numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-4, atol=1e-4)
     assert y.shape == layer.output_shape(x.shape)
     assert layer.output_shape((None, channels, 5, 6)) == (None,) + y.shape[1:]
 
@@ -202,11 +210,11 @@ def reference_pool2d(x, kernel, stride, pads, is_max, count_include_pad=True):
 
 
 @pytest.mark.parametrize("is_max", [True, False])
-def test_pooling2d_with_even_padding_is_the_pooling_op(is_max):
+def test_pooling2d_with_even_padding_matches_direct_loops(is_max):
     x = Tensor(data=np.random.default_rng(5).standard_normal((2, 3, 7, 6)))
     layer = Pooling2d(3, 2, padding=1, is_max=is_max)
-    expected = (autograd.max_pool2d(x, 3, 2, 1) if is_max else autograd.avg_pool2d(x, 3, 2, 1))
-    np.testing.assert_array_equal(layer(x).to_numpy(), expected.to_numpy())
+    expected = reference_pool2d(x.to_numpy(), (3, 3), (2, 2), ((1, 1), (1, 1)), is_max)
+    np.testing.assert_allclose(layer(x).to_numpy(), expected, rtol=1e-12, atol=1e-12)
     assert layer.output_shape(x.shape) == expected.shape
 
 
@@ -298,3 +306,48 @@ def test_softmax_is_singas_spelling_of_softmax():
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), e / e.sum(axis=1, keepdims=True))
     assert SoftMax(axis=0)(Tensor(data=x)).to_numpy().sum(axis=0) == pytest.approx(np.ones(4))
+
+
+def test_singa_layer_messages_reprs_and_defaults_exactly():
+    import re
+    with pytest.raises(ValueError, match=r"^Gemm: init must be one of \['gaussian', 'he', "
+                                         r"'none', 'uniform', 'xavier'\] or a callable, got "
+                                         r"'bad'$"):
+        Gemm(3, init="bad")
+    with pytest.raises(ValueError, match=r"^SeparableConv2d: out_channels must be a positive "
+                                         r"int, got 0$"):
+        SeparableConv2d(3, 0, 3)
+    with pytest.raises(ValueError, match=r"^SeparableConv2d: stride must be positive, got 0$"):
+        SeparableConv2d(3, 4, 3, stride=0)
+    message = ("SeparableConv2d(3->4, kernel_size=(3, 3)): expected input (N, 3, H, W), got "
+               "(2, 5, 6, 6)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SeparableConv2d(3, 4, 3).output_shape((2, 5, 6, 6))
+    assert SeparableConv2d(3, 4, 3, stride=2, padding=1).describe() == (
+        "SeparableConv2d(3->4, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))")
+    assert repr(Pooling2d(3, 2, is_max=False)) == (
+        "Pooling2d(kernel_size=(3, 3), stride=(2, 2), is_max=False)")
+    assert Pooling2d(3).pad_mode == "NOTSET"
+
+
+def test_gemm_counts_a_bias_only_when_it_has_one():
+    assert Gemm(3, bias=False).count_parameters((5, 4)) == 4 * 3
+    assert Gemm(3).count_parameters((5, 4)) == 4 * 3 + 3
+
+
+def test_gemm_takes_a_bias_of_one_row_per_output_row():
+    rng = np.random.default_rng(3)
+    layer = Gemm(3, bias_shape=(4, 3))                # one bias row per row of a 4-row input
+    x = rng.standard_normal((4, 2)).astype(np.float32)
+    layer(Tensor(data=x))                            # builds W and b
+    layer.b.data[...] = rng.standard_normal((4, 3))
+    W = layer.W.to_numpy()
+    expected = x @ (W.T if layer.transB else W) + layer.b.to_numpy()
+    np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_lazy_separable_conv2d_names_the_channels_c_in_its_message():
+    message = ("SeparableConv2d(?->4, kernel_size=(3, 3)): expected input (N, C, H, W), got "
+               "(2, 3)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SeparableConv2d(4, 3).output_shape((2, 3))          # SINGA's lazy (out, kernel) form

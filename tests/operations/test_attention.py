@@ -148,3 +148,26 @@ def test_matches_pytorch_scaled_dot_product_attention(causal, use_mask):
     for t, reference in zip(tensors, torch_inputs):
         np.testing.assert_allclose(grads[t].to_numpy(), reference.grad.numpy(), rtol=1e-4,
                                    atol=1e-5)
+
+
+def test_masked_fill_takes_a_list_mask_and_names_itself_and_triu_takes_k():
+    np.testing.assert_array_equal(
+        autograd.masked_fill(Tensor(data=[1.0, 2.0]), [True, False], 0.0).to_numpy(), [0.0, 2.0])
+    with pytest.raises(TypeError, match=r"^masked_fill: expected a Tensor, got list$"):
+        autograd.masked_fill([1.0], Tensor(data=np.array([True])), 0.0)
+    np.testing.assert_array_equal(autograd.triu(Tensor(data=np.ones((3, 3))), 1).to_numpy(),
+                                  np.triu(np.ones((3, 3)), 1))
+
+
+@pytest.mark.parametrize("only", ["q", "k"])
+def test_attention_gradient_of_q_or_k_alone_passes_gradcheck(only):
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, 3, 4)) for _ in range(3))
+    fixed = {"q": Tensor(data=q, requires_grad=False), "k": Tensor(data=k, requires_grad=False),
+             "v": Tensor(data=v, requires_grad=False)}
+
+    def f(x):
+        args = dict(fixed, **{only: x})
+        return autograd.scaled_dot_product_attention(args["q"], args["k"], args["v"])
+
+    assert autograd.gradcheck(f, [q if only == "q" else k])

@@ -50,3 +50,12 @@ def test_backward_through_a_comparison_is_a_clear_error():
 def test_shape_mismatch_names_the_op():
     with pytest.raises(ValueError, match=r"equal: cannot broadcast shapes \(2,\) and \(3,\)"):
         autograd.equal(Tensor(shape=(2,)), Tensor(shape=(3,)))
+
+
+def test_comparison_messages_name_the_function_exactly():
+    from autograd.operations import comparison
+    with pytest.raises(TypeError, match=r"^less_equal: expected a Tensor, an array or a number, "
+                                        r"got str$"):
+        autograd.less_equal(Tensor(data=[1.0]), "a")
+    with pytest.raises(TypeError, match=r"^_not: expected a Tensor, got list$"):
+        comparison._not([1.0])

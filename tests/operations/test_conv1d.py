@@ -228,3 +228,11 @@ def test_non_integer_arguments_are_type_errors():
         autograd.conv1d(Tensor(shape=(1, 1, 5)), Tensor(shape=(1, 1, 2)), stride=1.5)
     with pytest.raises(TypeError, match=r"max_pool1d: kernel_size must be an int, got \(2, 2\)"):
         autograd.max_pool1d(Tensor(shape=(1, 1, 5)), (2, 2))
+
+
+def test_max_pool1d_floors_by_default_and_conv1d_names_a_bad_padding():
+    x = Tensor(data=np.arange(10.0).reshape(1, 2, 5))
+    np.testing.assert_array_equal(autograd.max_pool1d(x, 2).to_numpy(),
+                                  np.arange(10.0).reshape(1, 2, 5)[:, :, 1:4:2])
+    with pytest.raises(TypeError, match=r"^conv1d: padding must be an int, got \(1, 2, 3\)$"):
+        autograd.conv1d(x, Tensor(data=np.ones((2, 2, 1))), padding=(1, 2, 3))

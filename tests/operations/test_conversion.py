@@ -62,3 +62,33 @@ def test_cast_accepts_singa_type_codes_and_names_bad_ones():
         autograd.cast(x, 7)
     with pytest.raises(TypeError, match="cast: expected a dtype.*'nope'"):
         autograd.cast(x, "nope")
+
+
+def test_onehot_depth_forms_and_their_messages():
+    import re
+    import warnings
+    x = Tensor(data=np.array([0, 2, 1], np.int32))
+    expected = np.eye(3)[[0, 2, 1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # a 1-element array is read without NumPy's
+        for depth in (3, Tensor(data=3.0), np.array([3]), np.array(3.0)):     # scalar warning
+            np.testing.assert_array_equal(autograd.onehot(-1, x, depth).to_numpy(), expected)
+    np.testing.assert_array_equal(
+        autograd.onehot(-1, Tensor(data=np.array([0, 0], np.int32)), 1).to_numpy(), [[1], [1]])
+    for depth, message in [
+            (np.array([2.5]), "onehot: depth must be a positive integer, got np.float64(2.5)"),
+            (True, "onehot: depth must be a positive integer, got True"),
+            (0, "onehot: depth must be a positive integer, got 0"),
+            (np.array([2, 3]), "onehot: depth must be an int or hold one number, got an array "
+                               "of shape (2,)")]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            autograd.onehot(-1, x, depth)
+
+
+def test_onehot_values_may_be_a_tensor_and_nonzero_of_a_scalar_is_named():
+    x = Tensor(data=np.array([0, 2, 1], np.int32))
+    out = autograd.onehot(-1, x, 3, values=Tensor(data=[-1.0, 5.0])).to_numpy()
+    np.testing.assert_array_equal(out, np.where(np.eye(3)[[0, 2, 1]] == 1, 5.0, -1.0))
+    with pytest.raises(ValueError, match=r"^nonzero: expected a tensor of at least 1 dimension, "
+                                         r"got a scalar$"):
+        autograd.nonzero(Tensor(data=1.0))

@@ -66,3 +66,14 @@ def test_eval_mode_is_the_identity():
 def test_ratio_outside_unit_interval_is_an_error(ratio):
     with pytest.raises(ValueError, match=r"dropout: ratio must be in \[0, 1\)"):
         autograd.dropout(Tensor(shape=(3,)), ratio)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dropout_mask_is_drawn_in_the_inputs_dtype(dtype):
+    from autograd.device import cpu
+    x = np.linspace(-1.0, 1.0, 1000).astype(dtype)
+    autograd.manual_seed(11)
+    y = autograd.dropout(Tensor(data=x), 0.3, training=True).to_numpy()
+    autograd.manual_seed(11)
+    kept = cpu().random.random((1000,), dtype=dtype) >= 0.3     # the same stream, this dtype
+    np.testing.assert_allclose(y, np.where(kept, x / dtype(0.7), 0.0), rtol=1e-6)

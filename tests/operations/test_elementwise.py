@@ -83,3 +83,33 @@ def test_maximum_ties_share_the_gradient():
     g = autograd.gradients(autograd.sum(autograd.maximum(a, b)))
     np.testing.assert_array_equal(g[a].to_numpy(), [0.5, 0.0])
     np.testing.assert_array_equal(g[b].to_numpy(), [0.5, 1.0])
+
+
+def test_minimum_names_itself_for_a_bad_operand():
+    with pytest.raises(TypeError, match=r"^minimum: expected a Tensor, an array or a number, "
+                                        r"got str$"):
+        autograd.minimum(Tensor(data=[1.0]), "a")
+
+
+def test_a_numpy_scalar_on_the_left_of_sub_and_pow():
+    x = np.array([1.0, 2.0], np.float32)
+    t = Tensor(data=x, stores_grad=True)
+    for y, expected, slope in [(np.float64(2.0) - t, 2.0 - x, -np.ones(2)),
+                               (np.float32(2.0) ** t, 2.0 ** x, np.log(2.0) * 2.0 ** x)]:
+        assert y.dtype == np.float32
+        np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-6)
+        (grad,) = autograd.gradients(autograd.sum(y)).values()
+        np.testing.assert_allclose(grad.to_numpy(), slope, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["add", "div", "pow"])
+def test_binary_ops_name_themselves_for_a_bad_operand(name):
+    with pytest.raises(TypeError, match=f"^{name}: expected a Tensor, an array or a number, "
+                                        "got str$"):
+        getattr(autograd, name)(Tensor(data=[1.0]), "a")
+
+
+def test_an_integer_tensor_times_a_float_is_float32():
+    y = Tensor(data=np.array([1, 2], np.int32)) * 2.5
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y.to_numpy(), [2.5, 5.0])

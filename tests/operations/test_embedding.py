@@ -56,3 +56,9 @@ def test_table_must_be_two_dimensional():
     with pytest.raises(ValueError, match=r"embedding: expected W of shape \(num_embeddings, "
                                          r"dim\), got \(4,\)"):
         autograd.embedding(np.array([0]), Tensor(shape=(4,)))
+
+
+def test_embedding_takes_ids_as_a_nested_list():
+    table = np.arange(6.0).reshape(3, 2)
+    y = autograd.embedding([[0, 2], [1, 1]], Tensor(data=table))
+    np.testing.assert_array_equal(y.to_numpy(), table[[[0, 2], [1, 1]]])

@@ -164,3 +164,9 @@ def test_an_integer_operand_takes_the_float32_dtype(call, reference):
     assert y.dtype == np.float32
     np.testing.assert_allclose(y.to_numpy(), reference, rtol=1e-6)
     assert autograd.gradients(autograd.sum(y))[w].dtype == np.float32
+
+
+def test_einsum_subscripts_may_have_spaces():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    y = autograd.einsum("ij, jk -> ik", Tensor(data=a), Tensor(data=b))
+    np.testing.assert_allclose(y.to_numpy(), a @ b)

@@ -256,3 +256,13 @@ def test_singa_label_column_and_integer_one_hot(fn, as_tensor):
     for target in (labels[:, None].astype(np.int32), np.eye(3, dtype=np.int32)[labels]):
         target = Tensor(data=target) if as_tensor else target
         assert fn(x, target).item() == pytest.approx(reference, rel=1e-6)
+
+
+def test_loss_messages_name_what_is_empty():
+    empty = Tensor(data=np.zeros((0,)))
+    with pytest.raises(ValueError, match=r"^binary_cross_entropy: expected a non-empty "
+                                         r"probabilities, got shape \(0,\)$"):
+        autograd.binary_cross_entropy(empty, empty)
+    with pytest.raises(ValueError, match=r"^mse_loss: expected a non-empty input, got shape "
+                                         r"\(0,\)$"):
+        autograd.mse_loss(empty, empty)

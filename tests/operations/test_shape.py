@@ -203,3 +203,9 @@ def test_reshape_zero_copies_the_input_size_as_singa_and_onnx_do():
     assert autograd.reshape(x, (0, 0, 2, 2)).shape == (2, 3, 2, 2)
     with pytest.raises(ValueError, match="has only 3 dimensions"):
         autograd.reshape(x, (2, 12, 1, 0))
+
+
+def test_reshape_to_a_size_that_divides_but_differs_is_named():
+    with pytest.raises(ValueError, match=r"^reshape: cannot reshape \(6,\) \(6 elements\) into "
+                                         r"\(3,\)$"):
+        autograd.reshape(Tensor(data=np.arange(6.0)), (3,))
