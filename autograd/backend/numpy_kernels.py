@@ -15,6 +15,8 @@ from .im2col import pad2d                                                 # noqa
 name = "numpy"
 relu = elementwise.relu
 relu_backward = elementwise.relu_backward
+gelu_forward = elementwise.gelu_forward
+gelu_backward = elementwise.gelu_backward
 conv2d_backward = convolution.backward
 max_pool2d_forward = pooling.max_pool2d_forward
 max_pool2d_backward = pooling.max_pool2d_backward
@@ -22,6 +24,8 @@ avg_pool2d_forward = pooling.avg_pool2d_forward
 avg_pool2d_backward = pooling.avg_pool2d_backward
 batch_norm_forward = normalization.batch_norm_forward
 batch_norm_backward = normalization.batch_norm_backward
+layer_norm_forward = normalization.layer_norm_forward
+layer_norm_backward = normalization.layer_norm_backward
 
 
 def conv2d_forward(x, W, b, geometry, pads, needs):
