@@ -10,7 +10,8 @@ from .numpy_kernels import (as_layout, pad2d, conv2d_backward, max_pool2d_forwar
                             max_pool2d_backward, avg_pool2d_forward, avg_pool2d_backward,
                             batch_norm_forward, batch_norm_backward,
                             layer_norm_forward, layer_norm_backward, gelu_forward,
-                            gelu_backward)                                 # portable already
+                            gelu_backward, masked_softmax,
+                            softmax_backward)                              # portable already
 from ..device import get_array_module
 
 name = "cupy"

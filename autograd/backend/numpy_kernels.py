@@ -8,7 +8,7 @@ GEMM and Winograd F(4x4, 3x3) (convolution.py, winograd.py), the zero-row ReLU
 >>> relu(np.array([-1.0, 1.0]))
 array([0., 1.])
 """
-from . import convolution, elementwise, normalization, pooling
+from . import attention, convolution, elementwise, normalization, pooling
 from .layout import as_layout                                             # noqa: F401
 from .im2col import pad2d                                                 # noqa: F401
 
@@ -26,6 +26,8 @@ batch_norm_forward = normalization.batch_norm_forward
 batch_norm_backward = normalization.batch_norm_backward
 layer_norm_forward = normalization.layer_norm_forward
 layer_norm_backward = normalization.layer_norm_backward
+masked_softmax = attention.masked_softmax
+softmax_backward = attention.softmax_backward
 
 
 def conv2d_forward(x, W, b, geometry, pads, needs):

@@ -109,3 +109,41 @@ def test_gelu_forward_reads_any_layout_and_keeps_0d():
     np.testing.assert_allclose(y, reference_gelu(x.T.astype(np.float64))[0], atol=3e-6)
     y0, _ = kernels.gelu_forward(np.array(1.0, np.float32))
     assert y0.shape == () and abs(float(y0) - reference_gelu(1.0)[0]) < 1e-6
+
+
+def reference_masked_softmax(scores, keep):
+    masked = np.where(keep, scores, -np.inf) if keep is not None else scores
+    peak = masked.max(axis=-1, keepdims=True)
+    peak[~np.isfinite(peak)] = 0
+    e = np.exp(masked - peak)
+    total = e.sum(axis=-1, keepdims=True)
+    total[total == 0] = 1
+    return e / total
+
+
+# (N, H, T): small; past threads.MIN_PARALLEL_ELEMENTS, so split over (batch, head) slices
+@pytest.mark.parametrize("n, h, t", [(2, 3, 5), (4, 4, 100)])
+@pytest.mark.parametrize("mask", ["none", "causal", "padding"])
+def test_attention_softmax_kernels_match_the_formulas(n, h, t, mask, thread_count):
+    rng = np.random.default_rng(t)
+    scores = rng.standard_normal((n, h, t, t)) * 3
+    keep = None
+    if mask == "causal":
+        keep = np.tri(t, t, dtype=bool)
+    elif mask == "padding":
+        keep = np.ones((n, 1, 1, t), bool)
+        keep[1, ..., t // 2:] = False
+        keep[0] = False                     # every key masked: zeros, not NaN
+    want = reference_masked_softmax(scores, keep)
+    strided = np.ascontiguousarray(scores.transpose(3, 2, 1, 0)).transpose(3, 2, 1, 0)
+    for given in (scores.copy(), strided):
+        got = kernels.masked_softmax(given, keep, guard=True)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    gradient = rng.standard_normal(scores.shape)
+    rowsum = (want * gradient).sum(axis=-1, keepdims=True)
+    expect = want * (gradient - rowsum)
+    np.testing.assert_allclose(kernels.softmax_backward(gradient.copy(), want, rowsum), expect,
+                               rtol=1e-12, atol=1e-15)
+    strided_gradient = np.asfortranarray(gradient)
+    np.testing.assert_allclose(kernels.softmax_backward(strided_gradient, want, rowsum), expect,
+                               rtol=1e-12, atol=1e-15)
