@@ -157,7 +157,8 @@ def test_gpt_torch_reference_fast_run_learns():
 def test_transformer_memory_child_reports_a_flat_autograd_step():
     from benchmarks import transformer_memory
     row = transformer_memory.child("autograd", 20, quick=True)
-    assert row["implementation"] == "autograd" and row["step_peak_mb"] >= 0
+    # (the step peak is not checked: in the suite's long-lived process ru_maxrss is an old peak)
+    assert row["implementation"] == "autograd"
     assert set(row["rss_after_steps_mb"]) == {"2", "20"}
     # no graph outlives its step: as many Operation objects alive after 2 steps as after 20
     assert row["live_operations_after_steps"]["2"] == row["live_operations_after_steps"]["20"]
