@@ -7,7 +7,8 @@ Each implementation runs in a fresh interpreter (so one's allocations do not inf
 other's peak) with one BLAS/OpenMP thread. A child builds the model and data, reads its resident
 set size (RSS, /proc/self/statm), runs one step and reads the peak RSS (``ru_maxrss``): the step's
 peak is the difference. Then it runs ``--steps`` more steps and reads RSS at the first tenth and
-at the end: a leak of one graph per step would grow it by megabytes per step.
+at the end: a leak of one graph per step would grow it by megabytes per step. For autograd it
+also counts the live Operation objects at both points (a constant count: no graph survives).
 """
 import argparse
 import json
@@ -23,7 +24,7 @@ def child(implementation, steps, quick):
     import resource
     import scipy.special      # noqa: F401  autograd's erf imports it lazily: not step memory
     from benchmarks import transformer
-    from benchmarks.memory import resident_mb
+    from benchmarks.memory import resident_mb, live_operations
     size = transformer.sizes(quick)
     if implementation == "torch":
         import torch
@@ -36,16 +37,20 @@ def child(implementation, steps, quick):
     bench.step()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     early_at = max(1, steps // 10)
-    rss = {}
+    rss, operations = {}, {}
     for step in range(1, steps + 1):
         bench.step()
         if step in (early_at, steps):
+            if implementation == "autograd":
+                # counted before the RSS reading: the list it builds is then already allocated
+                operations[str(step)] = live_operations()
             gc.collect()
             rss[step] = resident_mb()
     return {"implementation": implementation, "rss_before_mb": round(before, 1),
             "peak_mb": round(peak, 1), "step_peak_mb": round(peak - before, 1),
             "rss_after_steps_mb": {str(k): round(v, 1) for k, v in rss.items()},
-            "growth_mb": round(rss[steps] - rss[early_at], 2)}
+            "growth_mb": round(rss[steps] - rss[early_at], 2),
+            "live_operations_after_steps": operations}
 
 
 def main(argv=None):

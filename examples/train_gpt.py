@@ -39,9 +39,10 @@ class GPT(autograd.Layer):
         self.ln_f = autograd.LayerNorm(width)
         for name, p in self.named_parameters():        # GPT-2's initialisation, as nanoGPT
             if name.endswith(".W") and "blocks" in name:
-                std = 0.02 / np.sqrt(2 * layers) if name.endswith(("proj.W", "out_proj.W")) \
-                    else 0.02
-                p.gaussian(0.0, std)
+                # only the residual projections (attn.out_proj, the MLP's proj) are scaled
+                # down; in_proj is not one ("attn.in_proj.W" also ends in "proj.W")
+                residual = name.endswith((".out_proj.W", ".proj.W"))
+                p.gaussian(0.0, 0.02 / np.sqrt(2 * layers) if residual else 0.02)
         self.dropout = dropout
 
     def forward(self, ids):

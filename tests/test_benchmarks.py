@@ -151,3 +151,14 @@ def test_gpt_torch_reference_fast_run_learns():
     from benchmarks import gpt_torch_reference
     result = gpt_torch_reference.main(["--fast", "--threads", "1"])
     assert result["val_loss"] < np.log(65) - 0.5
+
+
+def test_transformer_memory_child_reports_a_flat_autograd_step():
+    from benchmarks import transformer_memory
+    row = transformer_memory.child("autograd", 20, quick=True)
+    # (the step peak is not checked: in the suite's long-lived process ru_maxrss is an old peak)
+    assert row["implementation"] == "autograd"
+    assert set(row["rss_after_steps_mb"]) == {"2", "20"}
+    # no graph outlives its step: as many Operation objects alive after 2 steps as after 20
+    assert row["live_operations_after_steps"]["2"] == row["live_operations_after_steps"]["20"]
+    assert row["growth_mb"] < 16        # the quick graphs are KiB; heap noise is about a MiB

@@ -195,12 +195,11 @@ def test_train_lstm_lm_fast_run_learns():
 
 
 def test_attention_doc_code_runs():
-    """docs/attention.md's code blocks, in order, with the training loop cut to 2 steps."""
-    import re
-    text = (EXAMPLES.parent / "docs" / "attention.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    namespace = {}
-    exec(blocks[0].replace("range(100)", "range(2)"), namespace)
-    assert np.isfinite(namespace["loss"].item())
-    exec(blocks[1], namespace)
-    assert namespace["y"].shape == (2, 4, 10, 16)
+    """docs/attention.md's examples are doctests (the GPT trains 20 steps): all of them run and
+    pass, and the page keeps both the model and the attention-by-hand example."""
+    import doctest
+    path = EXAMPLES.parent / "docs" / "attention.md"
+    result = doctest.testfile(str(path), module_relative=False, verbose=False)
+    assert result.failed == 0 and result.attempted >= 15
+    text = path.read_text()
+    assert "class GPT(autograd.Layer)" in text and "scaled_dot_product_attention(q, k, v" in text

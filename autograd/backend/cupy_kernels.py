@@ -8,7 +8,10 @@ that its test compares with.
 from . import convolution
 from .numpy_kernels import (as_layout, pad2d, conv2d_backward, max_pool2d_forward,   # noqa: F401
                             max_pool2d_backward, avg_pool2d_forward, avg_pool2d_backward,
-                            batch_norm_forward, batch_norm_backward)         # portable already
+                            batch_norm_forward, batch_norm_backward,
+                            layer_norm_forward, layer_norm_backward, gelu_forward,
+                            gelu_backward, masked_softmax,
+                            softmax_backward)                              # portable already
 from ..device import get_array_module
 
 name = "cupy"

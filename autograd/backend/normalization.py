@@ -119,3 +119,121 @@ def _images(pixels, shape, batch_last_layout):
     if batch_last_layout:
         return from_batch_last(pixels.reshape(shape[1:] + shape[:1]))
     return pixels.reshape(shape)
+
+
+# ---------------------------------------------------------------- layer normalization
+
+# Rows per cache block: about 8K values (32 KiB of float32), so the passes a block needs run on
+# arrays that stay in cache, and the whole normalisation reads x from memory once.
+LAYER_NORM_BLOCK = 1 << 15
+
+
+def layer_norm_forward(x, scale, bias, eps):
+    """y = scale * xhat + bias, xhat = (x - mean) * invstd, invstd = 1 / sqrt(var + eps), mean
+    and (biased) var over each row of x (M, D); scale and bias (D,) or None. Returns y, xhat,
+    invstd (M, 1). On the CPU each block of rows runs every pass while it is in cache (the row
+    sums as BLAS matrix-vector products), the blocks split over the threads."""
+    xp = get_array_module(x)
+    rows, width = x.shape
+    y, xhat = buffer_cache.empty_like(x), buffer_cache.empty_like(x)
+    invstd = xp.empty((rows, 1), x.dtype)
+    ones = xp.ones(width, x.dtype)
+    mean_factor = x.dtype.type(1.0 / width)
+
+    def normalise(start, stop):
+        for begin, end in _row_blocks(start, stop, width, xp):
+            x_part, h, y_part = x[begin:end], xhat[begin:end], y[begin:end]
+            mean = x_part @ ones
+            mean *= mean_factor
+            xp.subtract(x_part, mean[:, None], out=h)
+            xp.multiply(h, h, out=y_part)                     # y's block as scratch
+            inverse = invstd[begin:end]
+            xp.matmul(y_part, ones, out=inverse[:, 0])
+            inverse *= mean_factor
+            inverse += eps
+            xp.sqrt(inverse, out=inverse)
+            xp.reciprocal(inverse, out=inverse)
+            h *= inverse
+            _affine(h, scale, bias, y_part, xp)
+
+    threads.parallel_for(normalise, rows, x)
+    return y, xhat, invstd
+
+
+def layer_norm_backward(dy, xhat, invstd, scale, needs):
+    """(dx, dscale, dbias) of :func:`layer_norm_forward`, None where ``needs`` (three flags)
+    says not wanted. With g = dy * scale (dy without scale): dx = invstd * (g - mean(g) -
+    xhat * mean(g * xhat)) over each row, dscale = sum(dy * xhat) and dbias = sum(dy) over the
+    rows. One pass over dy and xhat a block of rows at a time; each thread sums its own
+    dscale / dbias, added up at the end."""
+    xp = get_array_module(dy)
+    rows, width = dy.shape
+    dx = buffer_cache.empty_like(dy) if needs[0] else None
+    ones = xp.ones(width, dy.dtype)
+    mean_factor = dy.dtype.type(1.0 / width)
+    partials = []
+
+    def gradients(start, stop):
+        dscale = xp.zeros(width, dy.dtype) if needs[1] else None
+        dbias = xp.zeros(width, dy.dtype) if needs[2] else None
+        for begin, end in _row_blocks(start, stop, width, xp):
+            dy_part, h = dy[begin:end], xhat[begin:end]
+            scratch = dy_part * h
+            if dscale is not None:
+                dscale += _column_sums(scratch, xp)
+            if dbias is not None:
+                dbias += _column_sums(dy_part, xp)
+            if dx is None:
+                continue
+            g = dx[begin:end]
+            if scale is None:
+                g[...] = dy_part
+            else:
+                xp.multiply(dy_part, scale, out=g)
+                xp.multiply(g, h, out=scratch)
+            mean_g = g @ ones
+            mean_g *= mean_factor
+            mean_gh = scratch @ ones
+            mean_gh *= mean_factor
+            xp.multiply(h, mean_gh[:, None], out=scratch)
+            g -= scratch
+            g -= mean_g[:, None]
+            g *= invstd[begin:end]
+        partials.append((dscale, dbias))
+
+    threads.parallel_for(gradients, rows, dy)
+    dscale, dbias = partials[0]
+    for more_dscale, more_dbias in partials[1:]:
+        if dscale is not None:
+            dscale += more_dscale
+        if dbias is not None:
+            dbias += more_dbias
+    return dx, dscale, dbias
+
+
+def _column_sums(block, xp):
+    """The sum of the rows of a 2-D block: a BLAS vector-matrix product on the CPU (2-3x NumPy's
+    reduction over axis 0 at these sizes)."""
+    if xp.__name__ != "numpy":
+        return block.sum(axis=0)
+    return xp.ones(block.shape[0], block.dtype) @ block
+
+
+def _block_rows(width):
+    return max(1, LAYER_NORM_BLOCK // width)
+
+
+def _row_blocks(start, stop, width, xp):
+    """(begin, end) blocks of rows in [start, stop): cache-sized on the CPU, one block on a GPU
+    (its kernels are parallel over the whole array already)."""
+    step = _block_rows(width) if xp.__name__ == "numpy" else max(stop - start, 1)
+    return [(begin, min(begin + step, stop)) for begin in range(start, stop, step)]
+
+
+def _affine(xhat, scale, bias, out, xp):
+    if scale is None:
+        out[...] = xhat
+    else:
+        xp.multiply(xhat, scale, out=out)
+    if bias is not None:
+        out += bias

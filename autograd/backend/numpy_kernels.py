@@ -9,7 +9,7 @@ cupy_kernels.py has the same names for GPU arrays.
 >>> relu(np.array([-1.0, 1.0]))
 array([0., 1.])
 """
-from . import convolution, elementwise, matmul as _matmul, normalization, pooling
+from . import attention, convolution, elementwise, matmul as _matmul, normalization, pooling
 from .layout import as_layout                                             # noqa: F401
 from .im2col import pad2d                                                 # noqa: F401
 
@@ -18,6 +18,8 @@ matmul = _matmul.matmul
 add = elementwise.add
 relu = elementwise.relu
 relu_backward = elementwise.relu_backward
+gelu_forward = elementwise.gelu_forward
+gelu_backward = elementwise.gelu_backward
 conv2d_backward = convolution.backward
 max_pool2d_forward = pooling.max_pool2d_forward
 max_pool2d_backward = pooling.max_pool2d_backward
@@ -25,6 +27,10 @@ avg_pool2d_forward = pooling.avg_pool2d_forward
 avg_pool2d_backward = pooling.avg_pool2d_backward
 batch_norm_forward = normalization.batch_norm_forward
 batch_norm_backward = normalization.batch_norm_backward
+layer_norm_forward = normalization.layer_norm_forward
+layer_norm_backward = normalization.layer_norm_backward
+masked_softmax = attention.masked_softmax
+softmax_backward = attention.softmax_backward
 
 
 def conv2d_forward(x, W, b, geometry, pads, needs):

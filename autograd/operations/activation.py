@@ -29,8 +29,6 @@ __all__ = [
     "hardsigmoid", "erf", "prelu",
 ]
 
-_SQRT_HALF = math.sqrt(0.5)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
@@ -266,13 +264,14 @@ class GELU(Operation):
             self.save_for_backward(x)
             inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
             return 0.5 * x * (1 + get_array_module(x).tanh(inner))
-        cdf = special.erf(x * _SQRT_HALF)
-        cdf += 1
-        cdf *= 0.5
-        self.save_for_backward(x, cdf)      # erf is the costly part: backward reuses it
-        return x * cdf
+        # one pass gives y and the slope Phi(x) + x phi(x), saved for backward (no second erf)
+        y, slope = kernels_for(x).gelu_forward(x)
+        self.save_for_backward(slope)
+        return y
 
     def backward(self, dy):
+        if not self.approximate:
+            return kernels_for(dy).gelu_backward(dy, self.saved[0])
         x = self.saved[0]
         xp = get_array_module(x)
         if self.approximate:
@@ -281,12 +280,6 @@ class GELU(Operation):
             slope = 0.5 * (1 + t) + (0.5 * _SQRT_2_OVER_PI) * x * (1 - t * t) * (
                 1 + 3 * 0.044715 * square)
             return dy * slope
-        slope = xp.exp(-0.5 * x * x)
-        slope *= x
-        slope *= _INV_SQRT_2PI
-        slope += self.saved[1]
-        slope *= dy
-        return slope
 
 
 class Softplus(Operation):

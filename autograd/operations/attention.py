@@ -21,6 +21,7 @@ import numbers
 
 import numpy as np
 
+from ..backend import kernels_for
 from ..device import get_array_module
 from ..graph import config
 from .base import Operation
@@ -58,18 +59,9 @@ class ScaledDotProductAttention(Operation):
             tq, tk = scores.shape[-2:]
             causal = xp.tri(tq, tk, dtype=bool)
             keep = causal if keep is None else keep & causal
-        if keep is not None:
-            xp.copyto(scores, -xp.inf, where=~keep)
-        peak = scores.max(axis=-1, keepdims=True)
-        if masked:
-            # a row with every key masked: its probabilities (and output) are 0, not NaN
-            peak[~xp.isfinite(peak)] = 0
-        scores -= peak
-        probabilities = xp.exp(scores, out=scores)
-        total = probabilities.sum(axis=-1, keepdims=True)
-        if masked:
-            total[total == 0] = 1
-        probabilities /= total
+        # softmax over the keys in place, masked places -inf first; with a user mask a row
+        # whose every key is masked gets probabilities (and output) 0, not NaN
+        probabilities = kernels_for(scores).masked_softmax(scores, keep, guard=masked)
         dropped = probabilities
         mask = None
         if self.dropout > 0.0:
@@ -94,8 +86,8 @@ class ScaledDotProductAttention(Operation):
         ds = dy @ v.swapaxes(-1, -2)            # G: the one (Tq, Tk) temporary
         if mask is not None:
             ds *= mask
-        ds -= (dy * y).sum(axis=-1, keepdims=True)
-        ds *= probabilities
+        ds = kernels_for(ds).softmax_backward(ds, probabilities,
+                                              (dy * y).sum(axis=-1, keepdims=True))
         scale = q.dtype.type(self.scale)
         dq = dk = None
         if need_q:

@@ -127,48 +127,37 @@ class LayerNorm(Operation):
     """y = scale * (x - mean) / sqrt(var + eps) + bias, mean and var over the last k axes of
     x; scale and bias (optional) have the shape of those axes.   With g = dy * scale:
     dx = invstd * (g - mean(g) - xhat * mean(g * xhat)) over those axes; dscale = sum(dy *
-    xhat), dbias = sum(dy) over the leading axes"""
+    xhat), dbias = sum(dy) over the leading axes. One pass a block of rows at a time
+    (``kernels_for(x).layer_norm_forward`` / ``layer_norm_backward``)."""
 
     def __init__(self, dims, eps, has_scale, has_bias):
         self.dims, self.eps = dims, eps
         self.has_scale, self.has_bias = has_scale, has_bias
 
     def forward(self, x, *affine):
-        xp = get_array_module(x)
-        axes = tuple(range(x.ndim - self.dims, x.ndim))
-        mean = x.mean(axis=axes, keepdims=True)
-        centered = x - mean
-        var = (centered * centered).mean(axis=axes, keepdims=True)
-        invstd = 1.0 / xp.sqrt(var + self.eps)
-        xhat = centered
-        xhat *= invstd
-        y = xhat
-        scale = affine[0] if self.has_scale else None
-        if scale is not None:
-            y = xhat * scale
-        if self.has_bias:
-            y = y + affine[-1]
+        width = 1
+        for size in x.shape[x.ndim - self.dims:]:
+            width *= size
+        rows = get_array_module(x).ascontiguousarray(x).reshape(-1, width)
+        scale = affine[0].reshape(-1) if self.has_scale else None
+        bias = affine[-1].reshape(-1) if self.has_bias else None
+        y, xhat, invstd = kernels_for(x).layer_norm_forward(rows, scale, bias, self.eps)
         self.save_for_backward(xhat, invstd, scale)
-        return y
+        return y.reshape(x.shape)
 
     def backward(self, dy):
         xhat, invstd, scale = self.saved
         needs = self.needs_input_grad
-        axes = tuple(range(dy.ndim - self.dims, dy.ndim))
-        leading = tuple(range(dy.ndim - self.dims))
-        grads = []
-        if needs[0]:
-            g = dy * scale if scale is not None else dy
-            dx = g - g.mean(axis=axes, keepdims=True)
-            dx -= xhat * (g * xhat).mean(axis=axes, keepdims=True)
-            dx *= invstd
-            grads.append(dx)
-        else:
-            grads.append(None)
+        flags = (needs[0], self.has_scale and needs[1], self.has_bias and needs[-1])
+        rows = get_array_module(dy).ascontiguousarray(dy).reshape(xhat.shape)
+        dx, dscale, dbias = kernels_for(dy).layer_norm_backward(rows, xhat, invstd, scale,
+                                                                flags)
+        affine_shape = dy.shape[dy.ndim - self.dims:]
+        grads = [None if dx is None else dx.reshape(dy.shape)]
         if self.has_scale:
-            grads.append((dy * xhat).sum(axis=leading) if needs[1] else None)
+            grads.append(None if dscale is None else dscale.reshape(affine_shape))
         if self.has_bias:
-            grads.append(dy.sum(axis=leading) if needs[-1] else None)
+            grads.append(None if dbias is None else dbias.reshape(affine_shape))
         return tuple(grads)
 
 

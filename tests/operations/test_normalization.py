@@ -7,6 +7,7 @@ import autograd
 from autograd import Tensor
 from autograd.backend.layout import is_batch_last
 from tests.layouts import stored_batch_last
+from tests.opcase import OpCase, check_case, floats
 
 
 def reference_batch_norm(x, scale, bias, mean, var, eps):
@@ -174,6 +175,28 @@ def test_layer_norm_forward_and_gradcheck(shape, dims, affine, seed):
     assert y32.dtype == np.float32
     grads = autograd.gradients(y32, np.ones(y32.shape, np.float32))
     assert all(grads[t].dtype == np.float32 for t in inputs32)
+
+
+# The op table's sweep (every input layout, gradcheck with a random dy, float32 kept) for the
+# kernel path: rows of one or two trailing axes, with and without scale and bias.
+LAYER_NORM_CASES = [
+    OpCase(lambda x, s, b: autograd.layer_norm(x, (4,), s, b),
+           lambda x, s, b: reference_layer_norm(x, 1, s, b), [floats(), floats(0.5, 2, shape=(4,)),
+                                                              floats(shape=(4,))],
+           shape=(3, 2, 4), name="layer_norm_last_axis"),
+    OpCase(lambda x, s: autograd.layer_norm(x, (3, 4), s),
+           lambda x, s: reference_layer_norm(x, 2, s, None), [floats(), floats(0.5, 2,
+                                                                          shape=(3, 4))],
+           shape=(2, 2, 3, 4), name="layer_norm_two_axes_scale_only"),
+    OpCase(lambda x: autograd.layer_norm(x, (5,)), lambda x: reference_layer_norm(x, 1, None, None),
+           [floats()], shape=(6, 5), name="layer_norm_plain"),
+]
+
+
+@pytest.mark.parametrize("case", LAYER_NORM_CASES, ids=str)
+@given(data=st.data())
+def test_layer_norm_op_table(case, data):
+    check_case(case, data)
 
 
 def test_layer_norm_int_is_the_last_dimension_and_mismatch_is_named():

@@ -1,0 +1,66 @@
+"""The attention softmax: scores (..., Tq, Tk) turned into probabilities over the keys in
+place, and the softmax part of its backward, on the CPU split over the threads by (batch,
+head) slices. PyTorch's CPU attention runs these passes on every thread; NumPy's ufuncs run on
+one, which left half of a 2-core machine idle for the (T, T) passes of a long context.
+
+>>> import numpy as np
+>>> scores = np.zeros((1, 2, 2))
+>>> masked_softmax(scores, np.tri(2, 2, dtype=bool), guard=False)
+array([[[1. , 0. ],
+        [0.5, 0.5]]])
+"""
+from ..device import get_array_module
+from . import threads
+
+__all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
+
+
+def _slices(array):
+    """``array`` (..., Tq, Tk) as (B, Tq, Tk), B the product of the leading axes (a view)."""
+    return array.reshape((-1,) + tuple(array.shape[-2:]))
+
+
+def masked_softmax(scores, keep, guard):
+    """softmax over the last axis of ``scores`` (..., Tq, Tk), in place, after setting the
+    places where ``keep`` (boolean, broadcasting to scores; None for none) is False to -inf.
+    With ``guard``, a row whose every key is masked gives zeros, not NaN. Returns the
+    probabilities (scores itself when it is C-contiguous, else a C-contiguous copy)."""
+    xp = get_array_module(scores)
+    scores = xp.ascontiguousarray(scores)      # the (B, Tq, Tk) view below must not copy
+    blocks = _slices(scores)
+    # (a broadcast causal mask stays a view; a padding mask may become one boolean copy)
+    mask = None if keep is None else _slices(xp.broadcast_to(keep, scores.shape))
+
+    def normalise(start, stop):
+        part = blocks[start:stop]
+        if mask is not None:
+            xp.copyto(part, -xp.inf, where=~mask[start:stop])
+        peak = part.max(axis=-1, keepdims=True)
+        if guard:
+            peak[~xp.isfinite(peak)] = 0
+        part -= peak
+        xp.exp(part, out=part)
+        total = part.sum(axis=-1, keepdims=True)
+        if guard:
+            total[total == 0] = 1
+        part /= total
+
+    threads.parallel_for(normalise, blocks.shape[0], scores)
+    return scores
+
+
+def softmax_backward(gradient, probabilities, rowsum):
+    """dS = P * (G - rowsum), in place in ``gradient`` G (..., Tq, Tk); ``rowsum`` (..., Tq, 1)
+    is rowsum(P * G) (attention gets it as rowsum(dy * y)). Returns dS (gradient itself when
+    it is C-contiguous)."""
+    gradient = get_array_module(gradient).ascontiguousarray(gradient)
+    blocks, saved = _slices(gradient), _slices(probabilities)
+    sums = rowsum.reshape((-1,) + tuple(rowsum.shape[-2:]))
+
+    def apply(start, stop):
+        part = blocks[start:stop]
+        part -= sums[start:stop]
+        part *= saved[start:stop]
+
+    threads.parallel_for(apply, blocks.shape[0], gradient)
+    return gradient
