@@ -51,7 +51,13 @@ class _SingaSteps:
         state = self._singa_state(state, xs[0])
         outputs = []
         for x in xs:
-            state = self._step(self._project_input(x), state)
+            projected = self._project_input(x)
+            batch = max(projected.shape[0], state[0].shape[0])
+            if projected.shape[0] != batch:          # SINGA's sums broadcast a batch of 1
+                projected = shape_ops.broadcast_to(projected, (batch, projected.shape[1]))
+            state = tuple(part if part.shape[0] == batch else
+                          shape_ops.broadcast_to(part, (batch, part.shape[1])) for part in state)
+            state = self._step(projected, state)
             outputs.append(state[0])
         return outputs, state
 
