@@ -72,9 +72,17 @@ def parse_arguments(argv):
     parser.add_argument("--limit-batches", type=int, default=None,
                         help="train on at most this many batches per epoch (quick checks)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--graph", action="store_true",
+                        help="graph mode: capture the training step once, then replay it "
+                             "without the tape (autograd.capture; not with --distributed or "
+                             "--logdir)")
     parser.add_argument("--distributed", action="store_true",
                         help="data-parallel over the processes started by mpiexec")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.graph and (args.distributed or args.logdir):
+        parser.error("--graph runs the plain training step; it cannot be combined with "
+                     "--distributed or --logdir")
+    return args
 
 
 def load_data(directory):
@@ -132,6 +140,17 @@ def main(argv=None):
         history = {"loss": list(extras["loss"]), "accuracy": list(extras["accuracy"])}
 
     writer = autograd.utils.SummaryWriter(args.logdir) if args.logdir and rank == 0 else None
+
+    def train_step(x, y):
+        """Forward, backward into the optimizer, step: what --graph captures and replays."""
+        logits = model(Tensor(data=x, device=device, requires_grad=False))
+        loss = autograd.softmax_cross_entropy(logits, y)
+        for param, grad in autograd.backward(loss):
+            optimizer.update(param, grad)
+        optimizer.step()
+        return logits, loss
+
+    step_function = autograd.capture(train_step) if args.graph else train_step
     start = time.perf_counter()
     for epoch in range(first_epoch, args.epochs):
         model.train()
@@ -143,15 +162,17 @@ def main(argv=None):
         for step, (x, y) in enumerate(loader):
             if step == steps:
                 break
-            logits = model(Tensor(data=x, device=device, requires_grad=False))
-            loss = autograd.softmax_cross_entropy(logits, y)
             lr, grad_squares = optimizer.lr_value, 0.0       # the rate this step uses
+            if writer is None and not args.distributed:
+                logits, loss = step_function(x, y)
+            else:
+                logits = model(Tensor(data=x, device=device, requires_grad=False))
+                loss = autograd.softmax_cross_entropy(logits, y)
             if args.distributed:        # all-reduce overlapped with backward, then update
                 optimizer.backward_and_update(loss)
-            else:
+            elif writer is not None:
                 for param, grad in autograd.backward(loss):
-                    if writer is not None:
-                        grad_squares = grad_squares + (grad.data * grad.data).sum()
+                    grad_squares = grad_squares + (grad.data * grad.data).sum()
                     optimizer.update(param, grad)
                 optimizer.step()
             if writer is not None:

@@ -115,6 +115,20 @@ def test_train_cnn_resume_gives_the_uninterrupted_parameters_bit_for_bit(tmp_pat
     assert straight["extras"]["loader"] == resumed["extras"]["loader"]
 
 
+def test_train_cnn_graph_mode_gives_the_eager_parameters_bit_for_bit(tmp_path):
+    """--graph records the first two steps of each batch size, replays the rest (BatchNorm,
+    Dropout, momentum, the last partial batch) and ends where the eager run ends."""
+    example = load_example("train_cnn")
+    common = ["--epochs", "2", "--limit-batches", "6", "--quiet", "--plot", ""]
+    example.main(common + ["--save", str(tmp_path / "eager.ckpt")])
+    example.main(common + ["--graph", "--save", str(tmp_path / "graph.ckpt")])
+    eager = autograd.io.read(tmp_path / "eager.ckpt")
+    graph = autograd.io.read(tmp_path / "graph.ckpt")
+    for name, value in eager["model"].items():
+        assert value.tobytes() == graph["model"][name].tobytes(), name
+    assert eager["extras"]["loss"] == graph["extras"]["loss"]
+
+
 def test_train_mlp_quick_run():
     accuracy = load_example("train_mlp").main(["--epochs", "2", "--limit-batches", "10"])
     assert accuracy > 0.3
