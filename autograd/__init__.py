@@ -18,7 +18,8 @@ from . import device
 from .device import manual_seed, get_rng_state, set_rng_state
 from .tensor import Tensor
 from .tensor_interop import from_dlpack
-from .graph import backward, gradients, no_grad, enable_grad, is_recording, set_debug
+from .graph import backward, gradients
+from .recording import no_grad, enable_grad, is_recording, set_debug
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .operations.base import Operation
 from . import runtime

@@ -15,7 +15,7 @@ array([inf], dtype=float32)
 """
 from __future__ import annotations
 
-from .graph import config, set_debug
+from .recording import config, set_debug
 
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
 

@@ -15,7 +15,7 @@ recording on and off for every graph); plain Layers only switch their own behavi
 import functools
 
 from . import io
-from .graph import config, no_grad
+from .recording import config, no_grad
 from .graph_mode import capture
 from .layers.base import Layer
 

@@ -103,7 +103,7 @@ def test_a_gradient_that_does_not_fit_is_named_exactly(index):
 
 
 def test_the_switches_start_off_and_count_threads_in_no_grad():
-    from autograd.graph import _Config
+    from autograd.recording import _Config
     config = _Config()
     assert config.debug is False                # debug mode (finite checks) is opt-in
     assert config.no_thread_in_no_grad is True

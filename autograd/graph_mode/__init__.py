@@ -6,7 +6,7 @@ backward, the gradient sums and the optimizer's updates; later calls copy the ne
 the captured buffers and run that record as one compiled Python function over raw arrays. See
 docs/graph_mode.md for when it pays, its guards and what it refuses.
 """
-from ..graph import replayable
+from ..recording import replayable
 from .recorder import CaptureError
 from .step import CapturedStep, capture
 

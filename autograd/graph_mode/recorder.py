@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-from .. import graph
+from .. import recording
 from ..tensor import Tensor
 from .hooks import Hooks
 from .program import ProgramBuilder, unpacking
@@ -268,10 +268,10 @@ class Recorder:
 
     # ------------------------------------------------------------ switching the hooks on (hooks.py)
     def __enter__(self):
-        if graph.config.recorder is not None:
+        if recording.config.recorder is not None:
             raise CaptureError("graph mode: a step is already being captured (captures do "
                                "not nest)")
-        graph.config.recorder = self
+        recording.config.recorder = self
         try:
             self._hooks.install()
         except BaseException:
@@ -283,7 +283,7 @@ class Recorder:
         self._hooks.remove()
         for op in self.wrapped_ops:
             vars(op).pop("backward", None)
-        graph.config.recorder = None
+        recording.config.recorder = None
         return False
 
 class _ReplayedCall:

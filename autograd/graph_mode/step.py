@@ -2,7 +2,7 @@
 import warnings
 from collections import OrderedDict
 
-from .. import graph
+from ..recording import config, is_recording, package
 from ..device import get_array_module
 from ..tensor import Tensor
 from .recorder import CaptureError, Recorder, _is_array
@@ -73,7 +73,7 @@ class CapturedStep:
         self.replays = 0
 
     def __call__(self, *args, **kwargs):
-        if graph.config.debug or self.eager_only or graph.config.recorder is not None:
+        if config.debug or self.eager_only or config.recorder is not None:
             # debug mode checks every op; inside another capture, that one records the calls
             return self.function(*args, **kwargs)
         if kwargs or any(type(a) in _CONTAINERS for a in args):
@@ -157,7 +157,7 @@ def _key(leaves):
                                    f"values (they key the capture), got a {type(leaf).__name__}"
                                    ) from None
             parts.append(("value", type(leaf).__name__, leaf))
-    return (bool(graph.package.training), graph.is_recording(), tuple(parts))
+    return (bool(package.training), is_recording(), tuple(parts))
 
 
 def _same_array(a, b):

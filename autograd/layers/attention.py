@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
-
 from ..operations import activation, attention as attention_ops, dropout as dropout_ops
 from ..operations import shape as shape_ops
 from ..operations.indexing import getitem

@@ -26,7 +26,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import graph
+from .. import recording
 from ..device import move_array
 from ..tensor import Tensor
 
@@ -99,7 +99,7 @@ class Layer:
     def is_training(self):
         """True when this layer should behave as in training: its own flag and
         ``autograd.training`` are both on."""
-        return bool(self.training) and graph.config.training
+        return bool(self.training) and recording.config.training
 
     # ------------------------------------------------------------ description
     def extra_repr(self):

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence, Union
 
-import numpy as np
-
 from ..operations import activation
 from ..operations import linalg
 from ..operations import recurrent as cells

@@ -17,7 +17,6 @@ from ..operations import elementwise as elementwise_ops
 from ..operations import linalg
 from ..operations import pooling as pooling_ops
 from ..operations import padding as padding_ops
-from ..operations import shape as shape_ops
 from ..geometry import ConvGeometry, pair
 from ..tensor import Tensor
 from .activation import Softmax

@@ -12,7 +12,7 @@ Total params: 7,850
 """
 import numpy as np
 
-from .. import graph
+from .. import recording
 from ..device import get_default_device
 from ..tensor import Tensor
 from .base import Layer, call_hooks, shape_text
@@ -84,16 +84,16 @@ def _traced_rows(model, input_shape, dtype):
 
     for layer in layers:        # not model.eval(): a Model's eval() also flips autograd.training
         layer.training = False
-    global_training = graph.config.training
+    global_training = recording.config.training
     previous = call_hooks.active
     call_hooks.active = previous + (record,)
     try:
-        with graph.no_grad():
+        with recording.no_grad():
             output = model(Tensor(shape=input_shape, dtype=dtype, device=device,
                                   requires_grad=False))
     finally:
         call_hooks.active = previous
-        graph.config.training = global_training
+        recording.config.training = global_training
         for layer, mode in zip(layers, modes):
             layer.training = mode
     if not rows:

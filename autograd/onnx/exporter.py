@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from .. import graph
+from .. import recording
 from ..layers.base import Layer
 from ..operations.base import Operation
 from ..tensor import Tensor
@@ -78,16 +78,16 @@ def export(model, example_inputs, path=None, opset=21, input_names=None, output_
     onnx = require_onnx()
     inputs = [x if isinstance(x, Tensor) else Tensor(data=np.asarray(x), requires_grad=False)
               for x in example_inputs]
-    training, process_training = getattr(model, "training", None), graph.package.training
+    training, process_training = getattr(model, "training", None), recording.package.training
     if hasattr(model, "eval"):
         model.eval()
     try:
-        with graph.no_grad(), trace() as calls:
+        with recording.no_grad(), trace() as calls:
             outputs = model(*inputs)
     finally:
         if hasattr(model, "train") and training is not None:
             model.train(training)
-        graph.package.training = process_training     # Model.eval() also switched it
+        recording.package.training = process_training     # Model.eval() also switched it
     outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
     names = _parameter_names(model)
     proto = to_onnx(inputs, list(outputs), calls=calls, names=names, opset=opset,

@@ -6,7 +6,7 @@ Gather -> Concat -> Reshape), which the node handlers evaluate with NumPy and ne
 """
 import numpy as np
 
-from .. import graph
+from .. import recording
 from ..device import get_default_device
 from ..layers.base import Layer
 from ..model import Model
@@ -184,7 +184,7 @@ class OnnxModel(Model):
         them, so the kept ones are dropped), else kept from the first pass after
         ``eval()``/``train()`` or after a parameter's array was replaced. Parameters changed in
         place by hand in eval mode need ``net.eval()`` again."""
-        if graph.is_recording():
+        if recording.is_recording():
             self._folded = None
             return import_fold.folded_values(self._folded_pairs, values, context)
         sources = tuple(id(tensor.data) for tensors in (self.weights, self._buffers_by_name)
@@ -196,7 +196,7 @@ class OnnxModel(Model):
 
     @property
     def is_training(self):
-        return bool(self.training) and graph.config.training
+        return bool(self.training) and recording.config.training
 
 
 def _as_tensor(value, device):

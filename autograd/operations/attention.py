@@ -23,7 +23,7 @@ import numpy as np
 
 from ..backend import kernels_for
 from ..device import get_array_module
-from ..graph import config
+from ..recording import config
 from .base import Operation
 from .conversion import cast
 from .utils import unbroadcast, check_tensor

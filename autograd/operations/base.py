@@ -22,7 +22,7 @@ import re
 import traceback
 
 from ..device import cpu
-from ..graph import config, package, thread_state, check_finite
+from ..recording import config, package, thread_state, check_finite
 
 __all__ = ["Operation"]
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .base import Operation
 from ..device import get_array_module
-from ..graph import replayable, not_replayable
+from ..recording import replayable, not_replayable
 from .utils import constant, check_tensor
 from .._types import DTypeLike
 

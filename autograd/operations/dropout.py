@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numbers
 
-from ..graph import config
+from ..recording import config
 from .base import Operation
 
 if TYPE_CHECKING:

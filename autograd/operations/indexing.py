@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..device import get_array_module
-from ..graph import not_replayable
+from ..recording import not_replayable
 from .base import Operation
 from .elementwise import _operands
 from .utils import unbroadcast, out_of_range, normalize_axis, scatter_add

@@ -20,7 +20,7 @@ import numbers
 
 from ..backend import kernels_for
 from ..device import get_array_module
-from ..graph import config
+from ..recording import config
 from .base import Operation
 from .._types import Shape
 

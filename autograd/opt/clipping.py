@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..device import cpu, device_of_array, get_array_module
-from ..graph import replayable
+from ..recording import replayable
 from ..tensor import Tensor
 from .schedules import _positive
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import device as _device
 from .. import model as _model
-from ..graph import no_grad
+from ..recording import no_grad
 from ..operations import loss as _loss
 from ..operations.shape import reshape as _reshape
 from ..operations.softmax import softmax as _softmax
