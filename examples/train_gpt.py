@@ -11,17 +11,16 @@ no dropout; the token embedding is tied to the output projection. nanoGPT report
 loss of about 1.88 nats per character for it. benchmarks/gpt_torch_reference.py is the same
 model and loop in PyTorch.
 """
-import argparse
-import os
 import sys
 import time
 
 import numpy as np
 
 import autograd
-from autograd import Tensor, opt
+from autograd import opt
 from autograd.data import load_shakespeare, random_windows
-from autograd.layers.attention import apply_rows
+
+from _language_model import argument_parser, estimate_loss
 
 
 class GPT(autograd.Layer):
@@ -59,36 +58,21 @@ class GPT(autograd.Layer):
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=2000)
-    parser.add_argument("--batch-size", type=int, default=12)
-    parser.add_argument("--context", type=int, default=64)
+    parser = argument_parser(__doc__.split("\n")[0], iterations=2000, batch_size=12, lr=1e-3,
+                             min_lr=1e-4, eval_batches=50, temperature=1.0)
     parser.add_argument("--width", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--dropout", type=float, default=0.0)
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--min-lr", type=float, default=1e-4)
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--weight-decay", type=float, default=0.1)
-    parser.add_argument("--clip", type=float, default=1.0)
-    parser.add_argument("--eval-interval", type=int, default=250)
-    parser.add_argument("--eval-batches", type=int, default=50,
-                        help="batches per loss estimate during training")
     parser.add_argument("--final-eval-batches", type=int, default=200,
                         help="batches for the final validation loss")
-    parser.add_argument("--sample-chars", type=int, default=500)
-    parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--top-k", type=int, default=None)
     parser.add_argument("--save", metavar="PATH", default="train_gpt.ckpt",
                         help="checkpoint written at the end ('' for none)")
     parser.add_argument("--plot", metavar="PNG", default="train_gpt_curves.png",
                         help="where to draw the loss curves ('' for none)")
-    parser.add_argument("--seed", type=int, default=1337)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--fast", action="store_true",
-                        help="a tiny model and run, seconds long (for the test suite)")
     args = parser.parse_args(argv)
     if args.fast:
         args.iterations, args.batch_size, args.context = 60, 8, 16
@@ -104,18 +88,6 @@ def make_optimizers(model, args, schedule):
     decayed = opt.AdamW(lr=schedule, beta_1=0.9, beta_2=0.99, weight_decay=args.weight_decay)
     plain = opt.AdamW(lr=schedule, beta_1=0.9, beta_2=0.99, weight_decay=0.0)
     return decayed, plain
-
-
-def estimate_loss(model, ids, args, rng, batches):
-    """The mean loss over ``batches`` random windows, in eval mode and without recording."""
-    model.eval()
-    total = 0.0
-    with autograd.no_grad():
-        for _ in range(batches):
-            x, y = random_windows(ids, args.batch_size, args.context, rng)
-            total += autograd.token_cross_entropy(model(x), y).item()
-    model.train()
-    return total / batches
 
 
 def sample(model, vocabulary, length, context, temperature=1.0, top_k=None, rng=None,
@@ -222,5 +194,4 @@ def plot_curves(history, path):
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(os.cpu_count() or 1))
     main()

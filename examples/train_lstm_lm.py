@@ -7,8 +7,6 @@ autograd, report the validation loss and sample.
 The same data, split, batches and loss as examples/train_gpt.py, with the library's LSTM layer
 (time-major (T, N, E) sequences) in place of the transformer blocks.
 """
-import argparse
-import os
 import sys
 import time
 
@@ -17,6 +15,8 @@ import numpy as np
 import autograd
 from autograd import opt
 from autograd.data import load_shakespeare, random_windows
+
+from _language_model import argument_parser, estimate_loss
 from autograd.layers.attention import apply_rows
 
 
@@ -40,25 +40,11 @@ class LSTMLanguageModel(autograd.Layer):
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=1500)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--context", type=int, default=64)
+    parser = argument_parser(__doc__.split("\n")[0], iterations=1500, batch_size=32, lr=2e-3,
+                             min_lr=2e-4, eval_batches=20, temperature=0.8)
     parser.add_argument("--embed", type=int, default=64)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--min-lr", type=float, default=2e-4)
-    parser.add_argument("--clip", type=float, default=1.0)
-    parser.add_argument("--eval-interval", type=int, default=250)
-    parser.add_argument("--eval-batches", type=int, default=20)
-    parser.add_argument("--sample-chars", type=int, default=500)
-    parser.add_argument("--temperature", type=float, default=0.8)
-    parser.add_argument("--seed", type=int, default=1337)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--fast", action="store_true",
-                        help="a tiny model and run, seconds long (for the test suite)")
     args = parser.parse_args(argv)
     if args.fast:
         args.iterations, args.batch_size, args.context = 40, 8, 12
@@ -66,15 +52,6 @@ def parse_arguments(argv):
         args.eval_interval, args.eval_batches, args.sample_chars = 20, 3, 40
         args.lr = 1e-2
     return args
-
-
-def estimate_loss(model, ids, args, rng):
-    total = 0.0
-    with autograd.no_grad():
-        for _ in range(args.eval_batches):
-            x, y = random_windows(ids, args.batch_size, args.context, rng)
-            total += autograd.token_cross_entropy(model(x), y).item()
-    return total / args.eval_batches
 
 
 def sample(model, vocabulary, length, temperature, rng, start="\n"):
@@ -113,7 +90,7 @@ def main(argv=None):
     losses = []
     for iteration in range(args.iterations + 1):
         if iteration % args.eval_interval == 0 or iteration == args.iterations:
-            val_loss = estimate_loss(model, val_ids, args, rng)
+            val_loss = estimate_loss(model, val_ids, args, rng, args.eval_batches)
             history["iteration"].append(iteration)
             history["val"].append(val_loss)
             bar.write(f"iter {iteration:5d}  val loss {val_loss:.4f}  "
@@ -142,5 +119,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(os.cpu_count() or 1))
     main()

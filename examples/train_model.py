@@ -6,7 +6,6 @@ Code written for ``singa.model.Model`` runs with ``singa`` renamed to ``autograd
 """
 import argparse
 
-import numpy as np
 
 from _check_install import checked_autograd
 
