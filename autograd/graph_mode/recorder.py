@@ -25,6 +25,7 @@ from .. import recording
 from ..tensor import Tensor
 from .hooks import Hooks
 from .program import ProgramBuilder, unpacking
+from .structure import flatten
 
 __all__ = ["CaptureError", "Recorder"]
 
@@ -223,7 +224,6 @@ class Recorder:
 
     def record_call(self, function, args, kwargs):
         """A :func:`replayable` function's call, as one line of the program."""
-        from .structure import flatten
         args = tuple(list(a) if isinstance(a, types.GeneratorType) else a for a in args)
         leaves, rebuild = flatten((args, kwargs))
         reads, passed = [], []
@@ -299,7 +299,6 @@ class _ReplayedCall:
         leaves = [value if kind is None else Tensor.from_operation(value, kind[1])
                   for value, kind in zip(values, self.kinds)]
         args, kwargs = self.rebuild(leaves)
-        from .structure import flatten
         outputs, _ = flatten(self.function(*args, **kwargs))
         return tuple(o.data if is_tensor else o
                      for o, is_tensor in zip(outputs, self.outputs_are_tensors))

@@ -72,7 +72,7 @@ def embedding(ids: Indices, W: Tensor) -> Tensor:
     if bad is not None:
         raise ValueError(f"embedding: ids must be in [0, {vocabulary}) for W of shape "
                          f"{tuple(W.shape)}, got {bad}")
-    if ids_tensor is None or ids_tensor.dtype.kind not in "iu":
+    if ids_tensor is None:
         if get_array_module(ids) is not xp:
             with W.device.activate():
                 ids = xp.asarray(ids)
