@@ -183,6 +183,9 @@ class MpiCommunicator(Communicator):
     def abort(self, message, code=1):
         sys.stderr.write(message.rstrip("\n") + "\n")
         sys.stderr.flush()
+        # Abort kills every rank's process at once; mpiexec's output forwarder reads this
+        # rank's pipe asynchronously, and once in a while lost the message without a pause.
+        time.sleep(0.2)
         self.comm.Abort(code)
 
 
