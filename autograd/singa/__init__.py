@@ -29,6 +29,7 @@ import sys
 from ..tensor import Tensor
 from .hook import DOCS, SINGA_MODULES, SingaFinder
 from .indexing import install_indexing, uninstall_indexing
+from .provenance import install_provenance, uninstall_provenance
 from .names import settings
 
 _ambiguous_truth = Tensor.__bool__
@@ -57,6 +58,7 @@ def install(cpu=False):
         sys.meta_path.insert(0, SingaFinder())
         Tensor.__bool__ = _singa_truth
         install_indexing()
+        install_provenance()          # for sonnx.to_onnx after a forward
 
 
 def uninstall():
@@ -67,4 +69,5 @@ def uninstall():
         finder.forget_modules()
         Tensor.__bool__ = _ambiguous_truth
         uninstall_indexing()
+        uninstall_provenance()
     settings.gpu_as_cpu = False

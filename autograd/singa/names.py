@@ -3,7 +3,8 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 
 - ``singa.model.Model`` runs a step that graph mode cannot replay eagerly, with a warning,
   where ``autograd.Model`` raises CaptureError (SINGA's drivers ask for the graph by default,
-  and the program should still run).
+  and the program should still run); and, as SINGA's, it captures training calls only (an
+  eval call runs eagerly).
 - ``singa.tensor.to_numpy`` gives a copy, and a scalar as shape (1,): SINGA has no 0-d
   tensors, so its programs read a loss as ``tensor.to_numpy(loss)[0]``.
   ``singa.tensor.float16`` exists so that SINGA's dtype tables build (half precision is
@@ -43,10 +44,17 @@ class _Settings:
 settings = _Settings()
 
 class Model(_model.Model):
-    """``autograd.Model`` as a SINGA program subclasses it: in graph mode, a step that cannot
-    be replayed warns and runs eagerly instead of raising."""
+    """``autograd.Model`` as a SINGA program subclasses it: graph mode applies to training
+    calls only, as SINGA's (its ``buffer_operation`` buffers ``train_one_batch`` when training;
+    an eval call runs ``forward`` eagerly, so ``sonnx.to_onnx`` can export it); and a step
+    that cannot be replayed warns and runs eagerly instead of raising."""
 
     _graph_refusal = "eager"
+
+    def __call__(self, *args, **kwargs):
+        if not self.training:
+            return self._run_one_call(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
 
 
 def to_numpy(tensor):

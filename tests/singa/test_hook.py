@@ -74,13 +74,19 @@ def test_singa_only_spellings(hook):
         def forward(self, x):
             return self.linear(x)
 
+        def train_one_batch(self, x):
+            return self.forward(x)
+
     net = Net()
     net.compile([autograd.Tensor(shape=(2, 4))], is_train=False, use_graph=True,
                 sequential=True)
     assert net.linear.W.shape == (4, 3) and net.sequential is True
     x = autograd.Tensor(data=np.ones((2, 4), np.float32))
     assert net.graph_step is not None
-    outputs = [net(x).to_numpy() for _ in range(3)]       # recorded twice, then replayed
+    [net(x) for _ in range(3)]            # eval: forward runs eagerly, as SINGA's Model
+    assert net.graph_step.replays == 0 and net.graph_step.captures == 0
+    net.train()                           # training calls: recorded twice, then replayed
+    outputs = [net(x).to_numpy() for _ in range(3)]
     np.testing.assert_array_equal(outputs[0], outputs[2])
     assert net.graph_step.replays == 1
     net.graph(False)
@@ -93,7 +99,7 @@ def test_singa_only_spellings(hook):
             return y
 
     reading = Reading()
-    reading.compile([x], is_train=False, use_graph=True)
+    reading.compile([x], is_train=True, use_graph=True)
     with pytest.warns(RuntimeWarning, match="to_numpy.*runs eagerly"):
         reading(x)
     with warnings.catch_warnings():

@@ -100,6 +100,7 @@ def check_training(command, expectations, result):
     assert accuracy > chance_accuracy, result.stdout
     if command.startswith("onnx_"):
         assert "prepare_matches True" in result.stdout, result.stdout
+        assert "to_onnx_matches True" in result.stdout, result.stdout
     if command.startswith("train_"):
         # the driver asks for SINGA's graph mode, as train_cnn.py does by default: the step
         # is captured and replayed, or (a step graph mode refuses) run eagerly with a warning
