@@ -230,5 +230,3 @@ def test_cudnn_rnn_takes_initial_states_and_trains(singa):
     np.testing.assert_allclose(y.to_numpy(), h, rtol=1e-5, atol=1e-6)
     assert {p for p, _ in autograd.backward(autograd.sum(y))} == {
         rnn.W_ih, rnn.W_hh, rnn.b_ih, rnn.b_hh}
-    with pytest.raises(NotImplementedError, match="use_mask"):
-        layer.CudnnRNN(3, use_mask=True)
