@@ -19,14 +19,14 @@ import warnings
 
 import numpy as np
 
-from ..layers import recurrent
+from ..layers import linear, recurrent
 from ..layers.base import Layer, shape_text
 from ..operations import shape as shape_ops
 from ..operations.dropout import dropout
 from ..operations.indexing import where
 from ..tensor import Tensor
 
-__all__ = ["RNN", "LSTM", "CudnnRNN"]
+__all__ = ["RNN", "LSTM", "CudnnRNN", "Embedding", "SingaLayer"]
 
 
 def _only_default(layer, **given):
@@ -257,3 +257,38 @@ class CudnnRNN(Layer):
         if self.rnn_mode != "lstm":
             return h
         return (h, zeros if cx is None else cx[index])
+
+
+class Embedding(linear.Embedding):
+    """SINGA's ``layer.Embedding(input_dim, output_dim, initializer="gaussian")``: our
+    Embedding, its W drawn as SINGA's (N(0, 1), or U(-1, 1) for ``initializer='uniform'``)."""
+
+    def __init__(self, input_dim, output_dim, initializer="gaussian"):
+        super().__init__(input_dim, output_dim)
+        self.input_dim, self.output_dim, self.initializer = input_dim, output_dim, initializer
+        if initializer == "uniform":
+            self.W.uniform(-1.0, 1.0)
+        else:
+            self.W.gaussian(0.0, 1.0)
+
+    def from_pretrained(self, W, freeze=True):
+        """SINGA's: W's values (a Tensor or array of W's shape) copied in; ``freeze`` stops
+        its training."""
+        self.W.copy_data(W if isinstance(W, Tensor) else Tensor(data=np.asarray(W)))
+        self.W.requires_grad = self.W.stores_grad = not freeze
+
+
+class SingaLayer(Layer):
+    """SINGA's ``layer.Layer`` as its programs subclass it: our Layer, with SINGA's
+    ``device_check(*inputs)`` and ``dtype_check(*inputs)`` (the later Tensors moved or cast,
+    in place, to the first one's device or dtype)."""
+
+    def dtype_check(self, *inputs):
+        for tensor in inputs[1:]:
+            if tensor.dtype != inputs[0].dtype:
+                tensor.data = tensor.data.astype(inputs[0].dtype)
+
+    def device_check(self, *inputs):
+        for tensor in inputs[1:]:
+            if tensor.device is not inputs[0].device:
+                tensor.to_device(inputs[0].device)

@@ -118,6 +118,22 @@ def softmax(t, out=None):
     return out
 
 
+def _comparison(name, compare):
+    def function(t, x):
+        data = x.data if isinstance(x, _Tensor) else x
+        return _Tensor(data=compare(t.data, data).astype(t.dtype), device=t.device,
+                       requires_grad=False)
+    function.__name__ = name
+    function.__doc__ = (f"SINGA's ``tensor.{name}(t, x)``: 1.0 where the comparison holds, "
+                        f"else 0.0, in t's dtype (not recorded).")
+    return function
+
+
+COMPARISONS = {name: _comparison(name, compare) for name, compare in (
+    ("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b), ("gt", lambda a, b: a > b),
+    ("ge", lambda a, b: a >= b), ("eq", lambda a, b: a == b))}
+
+
 def PlaceHolder(shape, device=None, dtype=np.float32):
     """SINGA's ``tensor.PlaceHolder``: a Tensor of ``shape`` that stands for an input (zeros
     here; SINGA leaves its memory unset)."""
@@ -131,12 +147,20 @@ def to_host(t):
 
 MODEL = {"Model": Model}
 TENSOR = {"to_numpy": to_numpy, "float16": np.float16, "softmax": softmax,
-          "PlaceHolder": PlaceHolder, "to_host": to_host}
+          "PlaceHolder": PlaceHolder, "to_host": to_host, **COMPARISONS}
 OPT = {"DistOpt": _distributed.DistOpt}
 SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
-LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN}
+LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN,
+         "Embedding": _layers.Embedding, "Layer": _layers.SingaLayer}
 AUTOGRAD = {name: _loss_of_shape_1(getattr(_loss, name)) for name in
             ("softmax_cross_entropy", "cross_entropy", "mse_loss", "binary_cross_entropy")}
-DEVICE = {"create_cuda_gpu": _cuda_device("create_cuda_gpu"),
+def create_cpu_device():
+    """SINGA's ``device.create_cpu_device()``: the CPU device (SINGA makes a new CppCPU each
+    call; ours is the one CPU device)."""
+    return _device.cpu()
+
+
+DEVICE = {"create_cpu_device": create_cpu_device,
+          "create_cuda_gpu": _cuda_device("create_cuda_gpu"),
           "create_cuda_gpu_on": _cuda_device("create_cuda_gpu_on"),
           "create_cuda_gpus": _cuda_devices, "create_cuda_gpus_on": _cuda_devices}
