@@ -118,6 +118,24 @@ def softmax(t, out=None):
     return out
 
 
+def from_numpy(np_array, dev=None):
+    """SINGA's ``tensor.from_numpy``: a Tensor holding a copy of ``np_array``, float64 stored as
+    float32 and int64 as int32 (SINGA's Tensors hold those), moved to ``dev`` when given.
+    (``autograd.from_numpy`` keeps the dtype.)
+
+    >>> from_numpy(np.ones(2)).dtype, from_numpy(np.arange(2)).dtype
+    (dtype('float32'), dtype('int32'))
+    """
+    if not isinstance(np_array, np.ndarray):
+        raise TypeError(f"singa.tensor.from_numpy: expected a NumPy array, got "
+                        f"{type(np_array).__name__} (SINGA asserts the same)")
+    narrowed = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32}
+    if np_array.dtype in narrowed:
+        np_array = np_array.astype(narrowed[np_array.dtype])
+    result = _Tensor(data=np_array)
+    return result.to_device(dev) if dev is not None else result
+
+
 def _comparison(name, compare):
     def function(t, x):
         data = x.data if isinstance(x, _Tensor) else x
@@ -147,7 +165,8 @@ def to_host(t):
 
 MODEL = {"Model": Model}
 TENSOR = {"to_numpy": to_numpy, "float16": np.float16, "softmax": softmax,
-          "PlaceHolder": PlaceHolder, "to_host": to_host, **COMPARISONS}
+          "PlaceHolder": PlaceHolder, "to_host": to_host, "from_numpy": from_numpy,
+          **COMPARISONS}
 OPT = {"DistOpt": _distributed.DistOpt}
 SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
 LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN,

@@ -22,14 +22,15 @@ def test_singa_modules_resolve_to_autograds(hook):
     import singa
     from singa import autograd as singa_autograd, layer, model, tensor, opt, device, initializer
     assert singa_autograd.matmul is autograd.matmul
-    assert layer.Conv2d is autograd.Conv2d and layer.Layer is autograd.Layer
+    assert layer.Conv2d is autograd.Conv2d and issubclass(layer.Layer, autograd.Layer)
     assert tensor.Tensor is autograd.Tensor and opt.SGD is autograd.opt.SGD
     assert device.get_default_device() is autograd.device.get_default_device()
     assert initializer.he_normal is autograd.initializer.he_normal
     assert issubclass(model.Model, autograd.Model)
     assert singa.tensor is tensor                     # attribute access on the package too
-    from singa.tensor import from_numpy
-    assert from_numpy is autograd.tensor.from_numpy
+    from singa.tensor import from_numpy, zeros
+    assert zeros is autograd.tensor.zeros
+    assert from_numpy is autograd.singa.names.from_numpy          # SINGA's float32 storage
     names = {}
     exec("from singa.tensor import *", names)
     assert names["Tensor"] is autograd.Tensor and names["float16"] is np.float16

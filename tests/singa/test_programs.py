@@ -35,6 +35,8 @@ RUNS = {
     "sequence_classifier.py --mode gru -d": ("", (8, 2), math.log(2), 0.5),
     # its padding is large noise: the same model reading it (no mask) evaluates at 0.75
     "masked_sequences.py": ("", (8, 2), math.log(2), 0.9),
+    # 5 tag values: (batch * seq, vocabulary) scores
+    "attention_tagger.py": ("", (40, 6), math.log(5), 0.5),
 }
 
 # what a program reads from stdin: char_lstm.py's sampling prompt (char_rnn.py's) answered

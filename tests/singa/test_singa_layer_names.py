@@ -1,7 +1,7 @@
 """SINGA names under the hook that SINGA's examples/trans programs use (autograd/singa/
 layers.py, names.py): ``device.create_cpu_device``, ``layer.Embedding(input_dim, output_dim,
 initializer)``, ``layer.Layer``'s ``device_check``/``dtype_check``, ``tensor.gt`` and the other
-comparisons."""
+comparisons, ``tensor.from_numpy`` storing float64 as float32."""
 import numpy as np
 import pytest
 
@@ -75,3 +75,16 @@ def test_tensor_comparisons_give_ones_and_zeros(singa, name, compare):
         got = getattr(tensor, name)(Tensor(data=a), other)
         assert got.dtype == np.float32 and not got.requires_grad
         np.testing.assert_array_equal(got.to_numpy(), compare(a, b).astype(np.float32))
+
+
+def test_from_numpy_stores_float64_as_float32_and_int64_as_int32(singa):
+    from singa import device, tensor
+    values = np.linspace(0, 1, 6).reshape(2, 3)                          # float64
+    t = tensor.from_numpy(values, device.get_default_device())
+    assert t.dtype == np.float32 and t.device is autograd.device.cpu()
+    np.testing.assert_allclose(t.to_numpy(), values, rtol=1e-7)
+    assert tensor.from_numpy(np.arange(3)).dtype == np.int32
+    assert tensor.from_numpy(np.ones(2, np.float16)).dtype == np.float16
+    assert autograd.tensor.from_numpy(values).dtype == np.float64            # plain autograd keeps it
+    with pytest.raises(TypeError, match="expected a NumPy array"):
+        tensor.from_numpy([1.0, 2.0])
