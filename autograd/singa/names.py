@@ -3,8 +3,8 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 
 - ``singa.model.Model`` runs a step that graph mode cannot replay eagerly, with a warning,
   where ``autograd.Model`` raises CaptureError (SINGA's drivers ask for the graph by default,
-  and the program should still run); and, as SINGA's, it captures training calls only (an
-  eval call runs eagerly).
+  and the program should still run); as SINGA's, it captures training calls only (an eval
+  call runs eagerly) and its parameters carry their dotted names (``Tensor.name``).
 - ``singa.tensor.to_numpy`` gives a copy, and a scalar as shape (1,): SINGA has no 0-d
   tensors, so its programs read a loss as ``tensor.to_numpy(loss)[0]``.
   ``singa.tensor.float16`` exists so that SINGA's dtype tables build (half precision is
@@ -50,11 +50,30 @@ class Model(_model.Model):
     that cannot be replayed warns and runs eagerly instead of raising."""
 
     _graph_refusal = "eager"
+    _all_named = False
 
     def __call__(self, *args, **kwargs):
         if not self.training:
-            return self._run_one_call(*args, **kwargs)
-        return super().__call__(*args, **kwargs)
+            result = self._run_one_call(*args, **kwargs)
+        else:
+            result = super().__call__(*args, **kwargs)
+        if not self._all_named:
+            self.name_tensors()
+        return result
+
+    def compile(self, inputs, is_train=True, use_graph=False, sequential=False):
+        super().compile(inputs, is_train, use_graph, sequential)
+        self.name_tensors()
+
+    def name_tensors(self):
+        """Give each parameter and buffer without a name its dotted path (``fc.W``), as SINGA's
+        layers name the Tensors set on them: SINGA's programs select parameters by name
+        (examples/gan: ``if "dis_net" in p.name``). Run after ``compile`` and after calls
+        until every Tensor has one (lazily made parameters appear on the first call)."""
+        self._all_named = True
+        for name, tensor, _ in self._named_tensors():
+            if tensor.name is None:
+                tensor.name = name
 
 
 def to_numpy(tensor):

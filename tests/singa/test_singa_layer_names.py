@@ -88,3 +88,26 @@ def test_from_numpy_stores_float64_as_float32_and_int64_as_int32(singa):
     assert autograd.tensor.from_numpy(values).dtype == np.float64            # plain autograd keeps it
     with pytest.raises(TypeError, match="expected a NumPy array"):
         tensor.from_numpy([1.0, 2.0])
+
+
+def test_model_parameters_carry_their_dotted_names(singa):
+    """SINGA names a layer's Tensors by their path; examples/gan selects by it."""
+    from singa import layer, model, tensor
+
+    class Net(model.Model):
+        def __init__(self):
+            super().__init__()
+            self.gen_fc = layer.Linear(3)
+            self.dis_fc = layer.Linear(1)
+
+        def forward(self, x):
+            return self.dis_fc(self.gen_fc(x))
+
+    net = Net()
+    net.compile([tensor.Tensor((2, 4))], is_train=False)
+    assert {p.name for p in net.parameters()} == {"gen_fc.W", "gen_fc.b", "dis_fc.W", "dis_fc.b"}
+    later = Net()                                   # no compile: named after its first call
+    later.eval()
+    later(Tensor(data=np.ones((2, 4), np.float32)))
+    assert sorted(p.name for p in later.parameters()) == ["dis_fc.W", "dis_fc.b", "gen_fc.W",
+                                                          "gen_fc.b"]
