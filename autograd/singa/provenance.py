@@ -20,7 +20,6 @@ usual; the records of a forward live as long as one of its outputs.
 (['ReLU', 'MulScalar'], (1, 2))
 >>> uninstall_provenance()
 """
-import functools
 import weakref
 
 from ..operations.base import Operation
@@ -31,7 +30,9 @@ __all__ = ["Made", "Value", "made_by", "calls_between", "install_provenance",
            "uninstall_provenance"]
 
 # id of an output Tensor -> (weak reference to it, Made, output index). Not a
-# WeakKeyDictionary: that compares keys with ==, which is elementwise on Tensors.
+# WeakKeyDictionary: that compares keys with ==, which is elementwise on Tensors. Entries of
+# freed Tensors are swept when the table doubles (an id reused meanwhile is told apart by
+# its dead reference).
 _made = {}
 _restore = []
 
@@ -52,7 +53,7 @@ class Value:
 
 class Made:
     """One Operation call: ``op``, ``sources`` (per input a ``(Made, index)`` or a Tensor) and
-    ``outputs`` (a :class:`Value` per output)."""
+    ``outputs`` (per output its ``(shape, dtype)``)."""
 
     __slots__ = ("op", "sources", "outputs")
 
@@ -67,22 +68,30 @@ def _noting_call(call):
             # a graph-mode capture runs on its own copies of the inputs, and its replays make
             # no calls: an export of either would be wrong, so neither is noted
             return outputs
-        many = type(outputs) is tuple
-        record = Made(op, tuple(made_by(t) or t for t in inputs),
-                      tuple(Value(o.shape, o.dtype) for o in (outputs if many else (outputs,))))
-        for index, output in enumerate(outputs if many else (outputs,)):
-            key = id(output)
-            _made[key] = (weakref.ref(output, functools.partial(_forget, key)), record, index)
+        # plain tuples and references without callbacks: this runs for every op of a program
+        sources = tuple([made_by(t) or t for t in inputs])
+        if type(outputs) is tuple:
+            record = Made(op, sources, tuple([(o.data.shape, o.data.dtype) for o in outputs]))
+            for index, output in enumerate(outputs):
+                _made[id(output)] = (weakref.ref(output), record, index)
+        else:
+            record = Made(op, sources, ((outputs.data.shape, outputs.data.dtype),))
+            _made[id(outputs)] = (weakref.ref(outputs), record, 0)
+        if len(_made) > _sweep_at[0]:
+            _sweep()
         return outputs
     noted_call.__wrapped__ = call
     return noted_call
 
 
-def _forget(key, reference):
-    """An output Tensor was freed: drop its entry (unless its id already names a newer one)."""
-    entry = _made.get(key)
-    if entry is not None and entry[0] is reference:
+_sweep_at = [1024]
+
+
+def _sweep():
+    """Drop the entries of freed Tensors (amortized: when the table has doubled)."""
+    for key in [key for key, entry in _made.items() if entry[0]() is None]:
         del _made[key]
+    _sweep_at[0] = max(1024, 2 * len(_made))
 
 
 def install_provenance():
@@ -126,13 +135,18 @@ def calls_between(inputs, outputs):
                 "autograd.singa, outside a graph-mode training step (model.eval(); y = "
                 "model(x) runs eagerly, as in SINGA), then export")
         values.append(source)
-    order, seen = [], set()
+    order, seen, made_values = [], set(), {}
 
     def value_of(source):
         if isinstance(source, Tensor):
             return source
         record, index = source
-        return stops.get((id(record), index), record.outputs[index])
+        key = (id(record), index)
+        if key in stops:
+            return stops[key]
+        if key not in made_values:
+            made_values[key] = Value(*record.outputs[index])
+        return made_values[key]
 
     def visit(source):                            # iterative post-order: deep nets recurse
         stack = [(source, False)]
@@ -153,5 +167,6 @@ def calls_between(inputs, outputs):
 
     for source in values:
         visit(source)
-    calls = [(r.op, tuple(value_of(s) for s in r.sources), r.outputs) for r in order]
+    calls = [(r.op, tuple(value_of(s) for s in r.sources),
+              tuple(value_of((r, index)) for index in range(len(r.outputs)))) for r in order]
     return calls, [value_of(source) for source in values]
