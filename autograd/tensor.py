@@ -60,7 +60,10 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
                  requires_grad: bool = True, stores_grad: bool = False, creator: Any = None,
                  name: Optional[str] = None) -> None:
         if isinstance(data, Device):      # SINGA's positional order: Tensor(shape, device, dtype)
-            data, device, dtype = None, data, device if dtype is None else dtype
+            if _is_data(dtype):           # ... and its fourth, data: Tensor(shape, dev, dt, data)
+                data, device, dtype = dtype, data, device
+            else:
+                data, device, dtype = None, data, device if dtype is None else dtype
         if stores_grad and not requires_grad:
             raise ValueError("Tensor: stores_grad=True needs requires_grad=True")
         if device is not None and not isinstance(device, Device):
@@ -327,6 +330,12 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 
 einsum = linalg.einsum
 tensordot = linalg.tensordot
+
+
+def _is_data(value):
+    """Whether ``value`` is an array or a list (data), not a dtype."""
+    return isinstance(value, (list, np.ndarray)) or (
+        hasattr(value, "__array__") and not isinstance(value, (type, np.dtype)))
 
 
 def _checked_shape(shape):

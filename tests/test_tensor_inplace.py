@@ -65,6 +65,15 @@ def test_singa_positional_constructor_is_shape_device_dtype():
     t = Tensor((3, 2), device.cpu(), np.int32)
     assert t.shape == (3, 2) and t.dtype == np.int32 and t.device is device.cpu()
     assert not t.to_numpy().any()
+    # SINGA's fourth positional argument is the data (SINGA's trans/train.py passes it)
+    values = np.arange(6, dtype=np.int64).reshape(3, 2)
+    t = Tensor((3, 2), device.cpu(), np.int32, values)
+    assert t.dtype == np.int32 and t.device is device.cpu()
+    np.testing.assert_array_equal(t.to_numpy(), values)
+    t = Tensor((2,), device.cpu(), np.float32, [1.5, 2.5])
+    np.testing.assert_array_equal(t.to_numpy(), [1.5, 2.5])
+    with pytest.raises(ValueError, match=r"data has shape \(2,\) but shape=\(3,\)"):
+        Tensor((3,), device.cpu(), np.float32, [1.0, 2.0])
 
 
 @pytest.mark.parametrize("symbol", ["+=", "-=", "*=", "/="])

@@ -6,7 +6,8 @@ in: nothing named ``singa`` is placed on ``sys.path``, so other programs are not
 ``install()`` does the same from code; ``uninstall()`` undoes it. A SINGA name autograd lacks
 is an error naming that SINGA name and pointing at docs/singa.md. While the hook is installed a
 Tensor of several elements is true (SINGA's programs write ``if labels:`` for "is not None");
-plain autograd calls that ambiguous.
+plain autograd calls that ambiguous; and the program's own ``t[i]`` keeps the indexed axis, as
+SINGA's does (:mod:`.indexing`; autograd's code keeps NumPy's indexing).
 
 >>> import autograd.singa
 >>> autograd.singa.install()
@@ -27,6 +28,8 @@ import sys
 
 from ..tensor import Tensor
 from .hook import DOCS, SINGA_MODULES, SingaFinder
+from .indexing import install_indexing, uninstall_indexing
+from .provenance import install_provenance, uninstall_provenance
 from .names import settings
 
 _ambiguous_truth = Tensor.__bool__
@@ -54,6 +57,8 @@ def install(cpu=False):
     if installed() is None:
         sys.meta_path.insert(0, SingaFinder())
         Tensor.__bool__ = _singa_truth
+        install_indexing()
+        install_provenance()          # for sonnx.to_onnx after a forward
 
 
 def uninstall():
@@ -63,4 +68,6 @@ def uninstall():
         sys.meta_path.remove(finder)
         finder.forget_modules()
         Tensor.__bool__ = _ambiguous_truth
+        uninstall_indexing()
+        uninstall_provenance()
     settings.gpu_as_cpu = False

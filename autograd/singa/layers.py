@@ -15,13 +15,18 @@ state as their second argument. These subclasses keep our parameters and equatio
 >>> len(out), out[-1].shape, h is out[-1], c.shape
 (4, (2, 5), True, (2, 5))
 """
-from ..layers import recurrent
+import warnings
+
+import numpy as np
+
+from ..layers import linear, recurrent
 from ..layers.base import Layer, shape_text
 from ..operations import shape as shape_ops
 from ..operations.dropout import dropout
+from ..operations.indexing import where
 from ..tensor import Tensor
 
-__all__ = ["RNN", "LSTM", "CudnnRNN"]
+__all__ = ["RNN", "LSTM", "CudnnRNN", "Embedding", "SingaLayer"]
 
 
 def _only_default(layer, **given):
@@ -125,7 +130,16 @@ class CudnnRNN(Layer):
     ``return_sequences``, else the last step's (batch, directions * hidden_size), as cuDNN's;
     ``hx``/``cx`` are (num_layers * directions, batch, hidden_size), zeros when None. The input
     size is taken from the first call. ``dropout`` applies between stacked layers in training.
-    ``use_mask`` (sequences of several lengths) is not supported.
+
+    ``use_mask=True`` takes a batch of sequences of several lengths, as cuDNN's padded layout
+    (SINGA's ``_RNN`` with ``seq_lengths``): ``net(x, seq_lengths=lengths)``, ``lengths`` an
+    integer Tensor (batch,) with 1 <= length <= seq. Sequence b runs its first ``lengths[b]``
+    steps only: the steps after them output zeros (whatever the padding holds), and the
+    reverse direction starts at its last real step. Without
+    ``return_sequences`` the result is, as SINGA's, the last step of that padded output (zero
+    for a sequence shorter than the longest); take ``y[b, lengths[b] - 1]`` of the sequences
+    for each one's last output. ``seq_lengths`` without ``use_mask`` is ignored, as in SINGA
+    (with a warning here).
 
     >>> import numpy as np
     >>> net = CudnnRNN(4, num_layers=2, bidirectional=True, return_sequences=False)
@@ -145,9 +159,6 @@ class CudnnRNN(Layer):
         if rnn_mode not in self._MODES:
             raise ValueError(f"singa.layer.CudnnRNN: rnn_mode must be one of "
                              f"{sorted(self._MODES)}, got {rnn_mode!r}")
-        if use_mask:
-            raise NotImplementedError("singa.layer.CudnnRNN: use_mask (sequences of several "
-                                      "lengths) is not supported; see docs/singa.md")
         if not (isinstance(num_layers, int) and num_layers > 0 and 0 <= dropout < 1):
             raise ValueError(f"singa.layer.CudnnRNN: num_layers must be a positive int and "
                              f"0 <= dropout < 1, got {num_layers!r} and {dropout!r}")
@@ -155,6 +166,7 @@ class CudnnRNN(Layer):
         self.bias, self.batch_first = bool(bias), bool(batch_first)
         self.directions = 2 if bidirectional else 1
         self.rnn_mode, self.return_sequences = rnn_mode, bool(return_sequences)
+        self.use_mask = bool(use_mask)
 
     def initialize(self, x, hx=None, cx=None, seq_lengths=None):
         kind, options = self._MODES[self.rnn_mode]
@@ -165,10 +177,9 @@ class CudnnRNN(Layer):
                                                return_sequences=True, **options))
 
     def forward(self, x, hx=None, cx=None, seq_lengths=None):
-        if seq_lengths is not None:
-            raise NotImplementedError("singa.layer.CudnnRNN: seq_lengths is not supported")
         if self.batch_first:
             x = shape_ops.transpose(x, (1, 0, 2))          # (seq, batch, input)
+        masks = self._masks(seq_lengths, x.shape[0], x.shape[1])
         for layer_index in range(self.num_layers):
             if layer_index and self.dropout and self.is_training:
                 x = dropout(x, self.dropout)
@@ -176,13 +187,65 @@ class CudnnRNN(Layer):
             for direction in range(self.directions):
                 index = layer_index * self.directions + direction
                 rnn = getattr(self, f"rnn_{index}")
-                steps = x if direction == 0 else x[::-1]
-                y, _ = rnn(steps, initial_state=self._state(index, hx, cx, x))
-                outputs.append(y if direction == 0 else y[::-1])
+                state = self._state(index, hx, cx, x)
+                if masks is None:
+                    steps = x if direction == 0 else x[::-1]
+                    y, _ = rnn(steps, initial_state=state)
+                    outputs.append(y if direction == 0 else y[::-1])
+                else:
+                    outputs.append(self._masked(rnn, x, state, masks, reverse=direction == 1))
             x = outputs[0] if self.directions == 1 else shape_ops.cat(outputs, axis=2)
         if not self.return_sequences:
             return x[-1]
         return shape_ops.transpose(x, (1, 0, 2)) if self.batch_first else x
+
+    def _masks(self, seq_lengths, steps, batch):
+        """None without ``use_mask``; else (real, reversal): ``real`` (seq, batch, 1) says which
+        steps of each sequence are real, ``reversal`` (seq, batch) indexes each sequence's real
+        steps backwards (and leaves its padding where it is)."""
+        if not self.use_mask:
+            if seq_lengths is not None and not getattr(self, "_told", False):
+                self._told = True
+                warnings.warn("singa.layer.CudnnRNN: seq_lengths is ignored without "
+                              "use_mask=True (as in SINGA)", RuntimeWarning, stacklevel=3)
+            return None
+        if not isinstance(seq_lengths, Tensor):
+            raise TypeError(f"singa.layer.CudnnRNN: use_mask needs seq_lengths, an integer "
+                            f"Tensor (batch,) as SINGA's, got {type(seq_lengths).__name__}")
+        lengths = seq_lengths.to_numpy()       # a host read, as cuDNN's descriptor makes
+        if lengths.shape != (batch,) or lengths.dtype.kind not in "iuf" or \
+                not np.all(lengths == np.round(lengths)) or not np.all(lengths >= 1) or \
+                not np.all(lengths <= steps):
+            raise ValueError(f"singa.layer.CudnnRNN: seq_lengths must hold {batch} whole "
+                             f"numbers from 1 to the sequence length {steps}, got "
+                             f"{lengths.tolist()}")
+        lengths = lengths.astype(np.int64)
+        t = np.arange(steps)[:, None]
+        real = t < lengths[None, :]
+        reversal = np.where(real, lengths[None, :] - 1 - t, t)
+        return real[:, :, None], reversal
+
+    def _masked(self, rnn, x, state, masks, reverse):
+        """Every step's output (seq, batch, hidden) of ``rnn`` over the real steps of each
+        sequence; a padded step outputs zeros (cuDNN's padded layout)."""
+        real, reversal = masks
+        steps, batch, _ = x.shape
+        columns = np.arange(batch)[None, :]
+        if reverse:
+            x = x[reversal, columns]
+        x = where(x, 0.0, real)        # padding is never read (cuDNN's), not even a NaN there
+        state = rnn._initial_state(state, batch, x)
+        projected = rnn._project_input(shape_ops.reshape(x, (steps * batch, x.shape[2])))
+        pieces = shape_ops.split(projected, 0, steps) if steps > 1 else (projected,)
+        outputs = []
+        for piece, step_is_real in zip(pieces, real):
+            # a sequence's padding comes after its real steps (in either direction), so what
+            # the state becomes there is never read: only the outputs are masked
+            state = rnn._step(piece, state)
+            outputs.append(where(state[0], 0.0, step_is_real))
+        joined = shape_ops.cat(outputs, axis=0) if steps > 1 else outputs[0]
+        y = shape_ops.reshape(joined, (steps, batch, rnn.hidden_size))
+        return y[reversal, columns] if reverse else y
 
     def _state(self, index, hx, cx, x):
         """Layer-direction ``index``'s initial state from hx/cx, zeros where None."""
@@ -194,3 +257,38 @@ class CudnnRNN(Layer):
         if self.rnn_mode != "lstm":
             return h
         return (h, zeros if cx is None else cx[index])
+
+
+class Embedding(linear.Embedding):
+    """SINGA's ``layer.Embedding(input_dim, output_dim, initializer="gaussian")``: our
+    Embedding, its W drawn as SINGA's (N(0, 1), or U(-1, 1) for ``initializer='uniform'``)."""
+
+    def __init__(self, input_dim, output_dim, initializer="gaussian"):
+        super().__init__(input_dim, output_dim)
+        self.input_dim, self.output_dim, self.initializer = input_dim, output_dim, initializer
+        if initializer == "uniform":
+            self.W.uniform(-1.0, 1.0)
+        else:
+            self.W.gaussian(0.0, 1.0)
+
+    def from_pretrained(self, W, freeze=True):
+        """SINGA's: W's values (a Tensor or array of W's shape) copied in; ``freeze`` stops
+        its training."""
+        self.W.copy_data(W if isinstance(W, Tensor) else Tensor(data=np.asarray(W)))
+        self.W.requires_grad = self.W.stores_grad = not freeze
+
+
+class SingaLayer(Layer):
+    """SINGA's ``layer.Layer`` as its programs subclass it: our Layer, with SINGA's
+    ``device_check(*inputs)`` and ``dtype_check(*inputs)`` (the later Tensors moved or cast,
+    in place, to the first one's device or dtype)."""
+
+    def dtype_check(self, *inputs):
+        for tensor in inputs[1:]:
+            if tensor.dtype != inputs[0].dtype:
+                tensor.data = tensor.data.astype(inputs[0].dtype)
+
+    def device_check(self, *inputs):
+        for tensor in inputs[1:]:
+            if tensor.device is not inputs[0].device:
+                tensor.to_device(inputs[0].device)

@@ -3,7 +3,8 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 
 - ``singa.model.Model`` runs a step that graph mode cannot replay eagerly, with a warning,
   where ``autograd.Model`` raises CaptureError (SINGA's drivers ask for the graph by default,
-  and the program should still run).
+  and the program should still run); as SINGA's, it captures training calls only (an eval
+  call runs eagerly) and its parameters carry their dotted names (``Tensor.name``).
 - ``singa.tensor.to_numpy`` gives a copy, and a scalar as shape (1,): SINGA has no 0-d
   tensors, so its programs read a loss as ``tensor.to_numpy(loss)[0]``.
   ``singa.tensor.float16`` exists so that SINGA's dtype tables build (half precision is
@@ -43,10 +44,36 @@ class _Settings:
 settings = _Settings()
 
 class Model(_model.Model):
-    """``autograd.Model`` as a SINGA program subclasses it: in graph mode, a step that cannot
-    be replayed warns and runs eagerly instead of raising."""
+    """``autograd.Model`` as a SINGA program subclasses it: graph mode applies to training
+    calls only, as SINGA's (its ``buffer_operation`` buffers ``train_one_batch`` when training;
+    an eval call runs ``forward`` eagerly, so ``sonnx.to_onnx`` can export it); and a step
+    that cannot be replayed warns and runs eagerly instead of raising."""
 
     _graph_refusal = "eager"
+    _all_named = False
+
+    def __call__(self, *args, **kwargs):
+        if not self.training:
+            result = self._run_one_call(*args, **kwargs)
+        else:
+            result = super().__call__(*args, **kwargs)
+        if not self._all_named:
+            self.name_tensors()
+        return result
+
+    def compile(self, inputs, is_train=True, use_graph=False, sequential=False):
+        super().compile(inputs, is_train, use_graph, sequential)
+        self.name_tensors()
+
+    def name_tensors(self):
+        """Give each parameter and buffer without a name its dotted path (``fc.W``), as SINGA's
+        layers name the Tensors set on them: SINGA's programs select parameters by name
+        (examples/gan: ``if "dis_net" in p.name``). Run after ``compile`` and after calls
+        until every Tensor has one (lazily made parameters appear on the first call)."""
+        self._all_named = True
+        for name, tensor, _ in self._named_tensors():
+            if tensor.name is None:
+                tensor.name = name
 
 
 def to_numpy(tensor):
@@ -110,6 +137,40 @@ def softmax(t, out=None):
     return out
 
 
+def from_numpy(np_array, dev=None):
+    """SINGA's ``tensor.from_numpy``: a Tensor holding a copy of ``np_array``, float64 stored as
+    float32 and int64 as int32 (SINGA's Tensors hold those), moved to ``dev`` when given.
+    (``autograd.from_numpy`` keeps the dtype.)
+
+    >>> from_numpy(np.ones(2)).dtype, from_numpy(np.arange(2)).dtype
+    (dtype('float32'), dtype('int32'))
+    """
+    if not isinstance(np_array, np.ndarray):
+        raise TypeError(f"singa.tensor.from_numpy: expected a NumPy array, got "
+                        f"{type(np_array).__name__} (SINGA asserts the same)")
+    narrowed = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32}
+    if np_array.dtype in narrowed:
+        np_array = np_array.astype(narrowed[np_array.dtype])
+    result = _Tensor(data=np_array)
+    return result.to_device(dev) if dev is not None else result
+
+
+def _comparison(name, compare):
+    def function(t, x):
+        data = x.data if isinstance(x, _Tensor) else x
+        return _Tensor(data=compare(t.data, data).astype(t.dtype), device=t.device,
+                       requires_grad=False)
+    function.__name__ = name
+    function.__doc__ = (f"SINGA's ``tensor.{name}(t, x)``: 1.0 where the comparison holds, "
+                        f"else 0.0, in t's dtype (not recorded).")
+    return function
+
+
+COMPARISONS = {name: _comparison(name, compare) for name, compare in (
+    ("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b), ("gt", lambda a, b: a > b),
+    ("ge", lambda a, b: a >= b), ("eq", lambda a, b: a == b))}
+
+
 def PlaceHolder(shape, device=None, dtype=np.float32):
     """SINGA's ``tensor.PlaceHolder``: a Tensor of ``shape`` that stands for an input (zeros
     here; SINGA leaves its memory unset)."""
@@ -123,12 +184,21 @@ def to_host(t):
 
 MODEL = {"Model": Model}
 TENSOR = {"to_numpy": to_numpy, "float16": np.float16, "softmax": softmax,
-          "PlaceHolder": PlaceHolder, "to_host": to_host}
+          "PlaceHolder": PlaceHolder, "to_host": to_host, "from_numpy": from_numpy,
+          **COMPARISONS}
 OPT = {"DistOpt": _distributed.DistOpt}
 SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
-LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN}
+LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN,
+         "Embedding": _layers.Embedding, "Layer": _layers.SingaLayer}
 AUTOGRAD = {name: _loss_of_shape_1(getattr(_loss, name)) for name in
             ("softmax_cross_entropy", "cross_entropy", "mse_loss", "binary_cross_entropy")}
-DEVICE = {"create_cuda_gpu": _cuda_device("create_cuda_gpu"),
+def create_cpu_device():
+    """SINGA's ``device.create_cpu_device()``: the CPU device (SINGA makes a new CppCPU each
+    call; ours is the one CPU device)."""
+    return _device.cpu()
+
+
+DEVICE = {"create_cpu_device": create_cpu_device,
+          "create_cuda_gpu": _cuda_device("create_cuda_gpu"),
           "create_cuda_gpu_on": _cuda_device("create_cuda_gpu_on"),
           "create_cuda_gpus": _cuda_devices, "create_cuda_gpus_on": _cuda_devices}

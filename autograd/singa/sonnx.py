@@ -7,13 +7,13 @@
   its ``forward(*inputs, aux_output=(), last_layers=...)`` returns that list, and the graph's
   weights are its parameters, so a subclass can add layers and fine-tune (SINGA's
   examples/onnx/training);
-- ``load`` and ``save`` are ``onnx.load`` and ``onnx.save``.
+- ``load`` and ``save`` are ``onnx.load`` and ``onnx.save``;
+- ``to_onnx(inputs, y)`` exports a forward that has run (under the hook), as SINGA's does.
 
 ``last_layers`` keeps SINGA's meaning: the graph's nodes other than Constant, in order, are
 SINGA's layers; ``last_layers=k`` runs them up to the k-th and returns its outputs, a negative
 k standing for ``(k + 1) mod n`` (SINGA's formula: -2 drops the last node, and -1 is the first
-node). ``sonnx.to_onnx(inputs, y)`` (export from a finished forward) is not available: export
-with ``autograd.onnx.export(model, inputs)``, which traces the forward.
+node).
 
 ``onnx`` is imported when a function is called, not with this module.
 
@@ -28,7 +28,9 @@ True
 from .. import device as _device
 from ..layers.base import Layer
 from ..onnx import load as _load_onnx, require_onnx
+from ..tensor import Tensor
 from .names import Model
+from .provenance import calls_between
 
 __all__ = ["prepare", "SingaRep", "SONNXModel", "load", "save", "to_onnx"]
 
@@ -112,10 +114,19 @@ def save(proto, path, *args, **kwargs):
     return require_onnx().save(proto, path, *args, **kwargs)
 
 
-def to_onnx(*args, **kwargs):
-    """SINGA's export from a finished forward; not available (see the module docstring)."""
-    raise NotImplementedError(
-        "singa.sonnx.to_onnx(inputs, y): exporting from a finished forward is not supported; "
-        "export the model with autograd.onnx.export(model, example_inputs), which traces its "
-        "forward (docs/onnx.md, docs/singa.md)")
-
+def to_onnx(inputs, y, model_name="sonnx"):
+    """SINGA's ``sonnx.to_onnx(inputs, y)``: the ``onnx.ModelProto`` of the forward that already
+    ran from ``inputs`` (a list; its Tensors are the graph's inputs, in order, other items are
+    ignored) to ``y`` (a list of output Tensors, or one Tensor), walked back from ``y`` as SINGA
+    does. Parameters and other Tensors no op made become initializers holding their values now;
+    shapes are the forward's (SINGA's). It needs the forward to have run while the SINGA hook
+    was installed (:mod:`.provenance` notes each op then); ``autograd.onnx.export(model,
+    inputs)`` exports from plain autograd."""
+    onnx = require_onnx()
+    from ..onnx.exporter import to_onnx as build
+    graph_inputs = [t for t in inputs if isinstance(t, Tensor)]
+    outputs = list(y) if isinstance(y, (list, tuple)) else [y]
+    calls, output_values = calls_between(graph_inputs, outputs)
+    proto = build(graph_inputs, output_values, calls, dynamic_batch=False, graph_name=model_name)
+    onnx.checker.check_model(proto, full_check=True)
+    return proto

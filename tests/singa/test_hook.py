@@ -22,14 +22,15 @@ def test_singa_modules_resolve_to_autograds(hook):
     import singa
     from singa import autograd as singa_autograd, layer, model, tensor, opt, device, initializer
     assert singa_autograd.matmul is autograd.matmul
-    assert layer.Conv2d is autograd.Conv2d and layer.Layer is autograd.Layer
+    assert layer.Conv2d is autograd.Conv2d and issubclass(layer.Layer, autograd.Layer)
     assert tensor.Tensor is autograd.Tensor and opt.SGD is autograd.opt.SGD
     assert device.get_default_device() is autograd.device.get_default_device()
     assert initializer.he_normal is autograd.initializer.he_normal
     assert issubclass(model.Model, autograd.Model)
     assert singa.tensor is tensor                     # attribute access on the package too
-    from singa.tensor import from_numpy
-    assert from_numpy is autograd.tensor.from_numpy
+    from singa.tensor import from_numpy, zeros
+    assert zeros is autograd.tensor.zeros
+    assert from_numpy is autograd.singa.names.from_numpy          # SINGA's float32 storage
     names = {}
     exec("from singa.tensor import *", names)
     assert names["Tensor"] is autograd.Tensor and names["float16"] is np.float16
@@ -74,13 +75,19 @@ def test_singa_only_spellings(hook):
         def forward(self, x):
             return self.linear(x)
 
+        def train_one_batch(self, x):
+            return self.forward(x)
+
     net = Net()
     net.compile([autograd.Tensor(shape=(2, 4))], is_train=False, use_graph=True,
                 sequential=True)
     assert net.linear.W.shape == (4, 3) and net.sequential is True
     x = autograd.Tensor(data=np.ones((2, 4), np.float32))
     assert net.graph_step is not None
-    outputs = [net(x).to_numpy() for _ in range(3)]       # recorded twice, then replayed
+    [net(x) for _ in range(3)]            # eval: forward runs eagerly, as SINGA's Model
+    assert net.graph_step.replays == 0 and net.graph_step.captures == 0
+    net.train()                           # training calls: recorded twice, then replayed
+    outputs = [net(x).to_numpy() for _ in range(3)]
     np.testing.assert_array_equal(outputs[0], outputs[2])
     assert net.graph_step.replays == 1
     net.graph(False)
@@ -93,7 +100,7 @@ def test_singa_only_spellings(hook):
             return y
 
     reading = Reading()
-    reading.compile([x], is_train=False, use_graph=True)
+    reading.compile([x], is_train=True, use_graph=True)
     with pytest.warns(RuntimeWarning, match="to_numpy.*runs eagerly"):
         reading(x)
     with warnings.catch_warnings():

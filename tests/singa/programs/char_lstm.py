@@ -2,13 +2,17 @@
 Model whose initialize() makes the LSTM's state Tensors, layer.LSTM called on a list of one-hot
 steps and returning (list_of_h, h, c), the state carried with copy_data, Cat + Reshape +
 Linear over all steps, labels as an int32 column, and the eval loss read as
-autograd.softmax_cross_entropy(y, labels)[0].
+autograd.softmax_cross_entropy(y, labels)[0]; then char_rnn.py's interactive sampling: asked
+``[y/n]``, on ``y`` it reads seeding text, runs it through the model one batch-1 step per
+character and draws each next character from ``tensor.to_numpy(tensor.softmax(outputs[-1]))[0]``
+(SINGA's ``t[-1]`` keeps the row axis, so that is the last step's probability row).
 
-    python -m autograd.singa --cpu char_lstm.py -m 6
+    printf 'y\nab\nn\n' | python -m autograd.singa --cpu char_lstm.py -m 6
 
 The text cycles through a small alphabet from random offsets, so the next character is
 predictable. Prints ``epoch <i> loss <mean loss per step>``, then ``eval_shape <shape>``,
-``eval_loss <loss>`` and ``eval_accuracy <fraction>`` of next-character predictions.
+``eval_loss <loss>`` and ``eval_accuracy <fraction>`` of next-character predictions, and for
+each sample ``sample <seed and the characters drawn>`` (the alphabet is ``abcd``).
 """
 from singa import device
 from singa import tensor
@@ -18,6 +22,9 @@ from singa import model
 from singa import opt
 import numpy as np
 import argparse
+import sys
+
+CHARS = 'abcd'
 
 
 class CharLSTM(model.Model):
@@ -81,6 +88,39 @@ def to_tensors(batch, vocab_size, dev, steps=None, labels=None):
     return steps, labels
 
 
+def sample(net, vocab_size, dev, nsamples=12, use_max=False):
+    while True:
+        cmd = input('Do you want to sample text from the model [y/n]')
+        if cmd == 'n':
+            return
+        seed = input('Please input some seeding text, e.g., abc: ')
+        inputs = []
+        for c in seed:
+            x = np.zeros((1, vocab_size), dtype=np.float32)
+            x[0, CHARS.index(c)] = 1
+            tx = tensor.from_numpy(x)
+            tx.to_device(dev)
+            inputs.append(tx)
+        net.reset_states(dev)
+        outputs = net(inputs)
+        y = tensor.softmax(outputs[-1])
+        sys.stdout.write('\nsample ' + seed)
+        for i in range(nsamples):
+            prob = tensor.to_numpy(y)[0]
+            if use_max:
+                cur = np.argmax(prob)
+            else:
+                cur = np.random.choice(vocab_size, 1, p=prob)[0]
+            sys.stdout.write(CHARS[cur])
+            x = np.zeros((1, vocab_size), dtype=np.float32)
+            x[0, cur] = 1
+            tx = tensor.from_numpy(x)
+            tx.to_device(dev)
+            outputs = net([tx])
+            y = tensor.softmax(outputs[-1])
+        sys.stdout.write('\n')
+
+
 if __name__ == '__main__':
     parser = argparse.ArgumentParser()
     parser.add_argument('-m', type=int, default=6, help='max num of epoch')
@@ -118,3 +158,5 @@ if __name__ == '__main__':
     print('eval_loss %f' % tensor.to_numpy(eval_loss)[0])
     predicted = np.argmax(tensor.to_numpy(y), axis=1)
     print('eval_accuracy %f' % (predicted == tensor.to_numpy(labels)[:, 0]).mean())
+    np.random.seed(0)
+    sample(net, vocab_size, dev)

@@ -7,9 +7,10 @@ local stand-in onnx_zoo.py.
 
     python -m autograd.singa --cpu onnx_finetune.py -m 6
 
-Prints ``epoch <i> loss <mean loss>``, ``eval_shape``, ``eval_accuracy`` and
-``prepare_matches <bool>`` (prepare().run agrees with the compiled model's forward on the
-uncut graph).
+Prints ``epoch <i> loss <mean loss>``, ``eval_shape``, ``eval_accuracy``,
+``to_onnx_matches <bool>`` (the fine-tuned model, exported from its eval forward with
+sonnx.to_onnx and saved, agrees with the model on the next batch) and ``prepare_matches <bool>``
+(prepare().run agrees with the compiled model's forward on the uncut graph).
 """
 from singa import device
 from singa import tensor
@@ -20,6 +21,7 @@ from singa import sonnx
 import onnx
 import numpy as np
 import argparse
+import os
 import tempfile
 
 from onnx_zoo import download_model
@@ -102,6 +104,15 @@ if __name__ == '__main__':
     print('eval_shape %s' % (tuple(tensor.to_numpy(out_test).shape),))
     correct = np.argmax(tensor.to_numpy(out_test), axis=1) == train_y[:batch_size]
     print('eval_accuracy %f' % correct.mean())
+
+    # save the fine-tuned model as SINGA's docs do: export the forward that just ran, then
+    # run the saved file on the next batch
+    path = os.path.join(folder, 'finetuned.onnx')
+    sonnx.save(sonnx.to_onnx([tx], [out_test]), path)
+    exported = sonnx.prepare(sonnx.load(path), device=dev)
+    tx.copy_from_numpy(train_x[batch_size:2 * batch_size])
+    print('to_onnx_matches %s' % np.allclose(tensor.to_numpy(exported.run([tx])[0]),
+                                             tensor.to_numpy(model(tx)), atol=1e-5))
 
     # inference on the whole downloaded graph, as resnet18.py runs it
     x = tensor.PlaceHolder((1, 1, image_size, image_size), device=dev)
