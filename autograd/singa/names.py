@@ -12,6 +12,9 @@ give: only the spellings that would be wrong (or meaningless) as autograd's own 
 - ``singa.device.create_cuda_gpu*`` give the CPU when the run asked for it (``--cpu``).
 - ``singa.layer.RNN`` / ``LSTM`` return SINGA's ``(list_of_h, h[, c])``, and
   ``singa.layer.CudnnRNN`` exists (:mod:`.layers`).
+- ``singa.autograd.backward`` keeps the graph's saved arrays (SINGA's operators hold them
+  while their outputs live), so a program may walk the same loss again, as SINGA's GAN
+  examples do (``autograd.backward(loss)`` then ``optimizer(loss)``).
 - ``singa.autograd``'s loss functions return shape (1,), as SINGA's (its programs read
   ``autograd.softmax_cross_entropy(y, t)[0]``); ``singa.tensor.softmax``, ``PlaceHolder`` and
   ``to_host`` exist.
@@ -23,6 +26,7 @@ import sys
 import numpy as np
 
 from .. import device as _device
+from .. import graph as _graph
 from .. import model as _model
 from ..recording import no_grad
 from ..operations import loss as _loss
@@ -190,8 +194,18 @@ OPT = {"DistOpt": _distributed.DistOpt}
 SINGA_WRAP = {"NcclIdHolder": _distributed.NcclIdHolder}
 LAYER = {"RNN": _layers.RNN, "LSTM": _layers.LSTM, "CudnnRNN": _layers.CudnnRNN,
          "Embedding": _layers.Embedding, "Layer": _layers.SingaLayer}
+
+
+def backward(y, dy=None):
+    """SINGA's ``autograd.backward(y, dy)``: the (param, grad) pairs of ``y``, the graph kept
+    for another walk (SINGA frees nothing until the outputs die; autograd's own ``backward``
+    frees as it goes unless asked with ``retain_graph=True``)."""
+    return _graph.backward(y, dy, retain_graph=True)
+
+
 AUTOGRAD = {name: _loss_of_shape_1(getattr(_loss, name)) for name in
             ("softmax_cross_entropy", "cross_entropy", "mse_loss", "binary_cross_entropy")}
+AUTOGRAD["backward"] = backward
 def create_cpu_device():
     """SINGA's ``device.create_cpu_device()``: the CPU device (SINGA makes a new CppCPU each
     call; ours is the one CPU device)."""

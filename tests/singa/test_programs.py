@@ -37,6 +37,8 @@ RUNS = {
     "masked_sequences.py": ("", (8, 2), math.log(2), 0.9),
     # 5 tag values: (batch * seq, vocabulary) scores
     "attention_tagger.py": ("", (40, 6), math.log(5), 0.5),
+    # the discriminator's loss, real + fake (chance 2 log 2), on 16 real and 16 generated rows
+    "two_networks.py": ("", (32, 1), 2 * math.log(2), 0.5),
 }
 
 # what a program reads from stdin: char_lstm.py's sampling prompt (char_rnn.py's) answered
