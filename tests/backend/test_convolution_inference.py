@@ -62,3 +62,9 @@ def test_inference_forward_on_the_winograd_path(batch_last, into):
     case = dict(stride=(1, 1), dilation=(1, 1), pads=pads, groups=1)
     np.testing.assert_allclose(y, _expected(x, W, b, case, residual, True, (16, 16)), atol=1e-9)
     assert is_batch_last(y)
+
+
+def test_winograd_is_left_where_its_tiles_cover_too_little_of_the_output():
+    W, pads, geometry = np.zeros((64, 64, 3, 3)), ((1, 1), (1, 1)), ConvGeometry(3, 1, 1)
+    assert convolution._winograd_for_inference(np.zeros((8, 64, 16, 16)), W, geometry, pads)
+    assert not convolution._winograd_for_inference(np.zeros((8, 64, 13, 13)), W, geometry, pads)
