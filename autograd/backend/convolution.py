@@ -122,11 +122,19 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
         out_h, out_w = geometry.output_size(x.shape[2:], pads)
         padded = _padded_batch_last(x, *pads)
         weights = W.reshape(groups, out_channels // groups, -1)
+        # Where the columns are built anyway and W is small beside y, b rides in the GEMM (a
+        # row of ones under the columns): the copy of W with b is cheaper than a pass over y.
+        bias_in_gemm = (b is not None and not _is_pointwise(geometry)
+                        and 16 * (W.size + out_channels) <= out_channels * out_h * out_w * n)
         if _is_pointwise(geometry):
             cols = batch_last(padded).reshape(groups, -1, out_h * out_w * n)
         else:
             cols = columns(padded, geometry.kernel, (out_h, out_w), geometry.stride,
-                           geometry.dilation, groups)
+                           geometry.dilation, groups, ones_row=bias_in_gemm)
+        if bias_in_gemm:
+            weights = np.concatenate(
+                [weights, b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)], axis=2)
+            b = None
         if out is None:
             out = buffer_cache.empty(np, (out_channels, cols.shape[2]), x.dtype)
         np.matmul(weights, cols, out=out.reshape(groups, out_channels // groups, -1))

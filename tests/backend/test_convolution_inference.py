@@ -68,3 +68,17 @@ def test_winograd_is_left_where_its_tiles_cover_too_little_of_the_output():
     W, pads, geometry = np.zeros((64, 64, 3, 3)), ((1, 1), (1, 1)), ConvGeometry(3, 1, 1)
     assert convolution._winograd_for_inference(np.zeros((8, 64, 16, 16)), W, geometry, pads)
     assert not convolution._winograd_for_inference(np.zeros((8, 64, 13, 13)), W, geometry, pads)
+
+
+@pytest.mark.parametrize("groups, stride, relu", [(1, (1, 1), True), (2, (2, 1), False)])
+def test_the_bias_riding_in_the_gemm_of_small_weights(groups, stride, relu):
+    rng = np.random.default_rng(4)
+    x, W, b = (rng.standard_normal((4, 2, 16, 16)), rng.standard_normal((4, 2 // groups, 3, 3)),
+               rng.standard_normal(4))
+    pads = ((1, 0), (0, 1))
+    geometry = ConvGeometry(3, stride, 0, 1, groups)
+    out_size = geometry.output_size((16, 16), pads)
+    assert 16 * (W.size + 4) <= 4 * out_size[0] * out_size[1] * 4      # the path taken
+    case = dict(stride=stride, dilation=(1, 1), pads=pads, groups=groups)
+    y = convolution.inference_forward(x, W, b, geometry, pads, relu)
+    np.testing.assert_allclose(y, _expected(x, W, b, case, None, relu, out_size), atol=1e-10)
