@@ -72,3 +72,26 @@ def test_fused_pass_matches_onnxruntime_and_the_recorded_pass(batch, batch_last)
     recorded = net(x).to_numpy()            # records: the graph as it is, unfused
     np.testing.assert_allclose(fused, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fused, recorded, rtol=1e-5, atol=1e-6)
+
+
+def test_one_dimensional_convolutions_take_the_unfused_path_with_the_same_outputs():
+    rng = np.random.default_rng(5)
+    arrays = {"W1": rng.standard_normal((3, 2, 3)), "b1": rng.standard_normal(3),
+              "W2": rng.standard_normal((2, 2, 1))}
+    nodes = [helper.make_node("Conv", ["x", "W1", "b1"], ["c1"], pads=[1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["x", "W2"], ["c2"]),
+             helper.make_node("Concat", ["r1", "c2"], ["y"], axis=1)]
+    graph = helper.make_graph(
+        nodes, "sequences", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5, 7])],
+        [numpy_helper.from_array(a.astype(np.float32), name) for name, a in arrays.items()])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    net = autograd.onnx.load(proto)
+    assert any(isinstance(step, FusedConcat) for _, step in net._inference_steps)
+    x = rng.standard_normal((2, 2, 7)).astype(np.float32)
+    with autograd.no_grad():
+        ours = net(x).to_numpy()
+    session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(ours, session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5)
