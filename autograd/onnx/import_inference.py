@@ -10,13 +10,14 @@
 
 A pass that records, or one in training mode, runs the graph as it is (the fused steps take no
 part in gradients), nor does a pass traced for export (:func:`unfused`: the exporter must see
-each node's operations). NumPy only: elsewhere each fused step runs its nodes one by one.
+each node's operations) or captured by graph mode (``autograd.capture`` replays Operations). NumPy only: elsewhere each fused step runs its nodes one by one.
 """
 import contextlib
 
 import numpy as np
 
 import autograd as ops
+from .. import recording
 from ..backend import buffer_cache, convolution
 from ..backend.layout import from_batch_last
 from ..operations.conv import convolve
@@ -39,8 +40,9 @@ def unfused():
 
 
 def applies():
-    """Whether a pass that records nothing may run the fused steps now."""
-    return not _unfused_depth[0]
+    """Whether a pass that records nothing may run the fused steps now: not inside
+    :func:`unfused`, nor while graph mode captures a step (it replays Operations only)."""
+    return not _unfused_depth[0] and recording.config.recorder is None
 
 
 class FusedConv:

@@ -95,3 +95,21 @@ def test_one_dimensional_convolutions_take_the_unfused_path_with_the_same_output
     session = onnxruntime.InferenceSession(proto.SerializeToString(),
                                            providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(ours, session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_graph_mode_captures_the_unfused_graph_and_replays_it_on_new_inputs():
+    net = autograd.onnx.load(_model())
+    net.eval()
+
+    @autograd.capture
+    def infer(x):
+        with autograd.no_grad():
+            return net(x)
+
+    rng = np.random.default_rng(6)
+    inputs = [rng.standard_normal((2, 4, 7, 7)).astype(np.float32) for _ in range(4)]
+    replayed = [infer(autograd.Tensor(data=x, requires_grad=False)).to_numpy() for x in inputs]
+    assert infer.replays >= 1
+    for x, y in zip(inputs, replayed):
+        with autograd.no_grad():
+            np.testing.assert_allclose(y, net(x).to_numpy(), rtol=1e-5, atol=1e-6)
