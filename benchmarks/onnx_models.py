@@ -83,6 +83,7 @@ def measure(threads=2, repetitions=7, quick=False):
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        options.log_severity_level = 3          # not the warnings about the unused initializers
         session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                                providers=["CPUExecutionProvider"])
         net = autograd.onnx.load(model)
