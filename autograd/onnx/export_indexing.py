@@ -1,7 +1,7 @@
 """Lookups, indexing, resampling and attention -> ONNX nodes: Embedding and gather as Gather,
-indexing as Slice, Gather, Squeeze and Unsqueeze, where as Where, nearest upsampling as Resize, scaled
-dot-product attention as its MatMul / Softmax decomposition. Part of the export table of
-:mod:`autograd.onnx.export_ops`.
+indexing as Slice, Gather, Squeeze and Unsqueeze, where as Where, nearest upsampling as
+Resize, scaled dot-product attention as its MatMul / Softmax decomposition. Part of the
+export table of :mod:`autograd.onnx.export_ops`.
 
 The ids, indices, conditions and masks are inputs of these operations: graph inputs where they
 are the data of one (``export(model, [ids])``), else constants.

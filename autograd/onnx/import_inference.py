@@ -10,7 +10,8 @@
 
 A pass that records, or one in training mode, runs the graph as it is (the fused steps take no
 part in gradients), nor does a pass traced for export (:func:`unfused`: the exporter must see
-each node's operations) or captured by graph mode (``autograd.capture`` replays Operations). NumPy only: elsewhere each fused step runs its nodes one by one.
+each node's operations) or captured by graph mode (``autograd.capture`` replays Operations).
+NumPy only: elsewhere each fused step runs its nodes one by one.
 """
 import contextlib
 
