@@ -4,7 +4,10 @@
 ``python -m benchmarks --only onnx`` (or ``python -m benchmarks.onnx_models``) times the light
 ResNet-50 and SqueezeNet that ship inside the onnx wheel at batch 1 and 8, forward only in
 eval mode, and prints milliseconds per batch and the ratio autograd / onnxruntime (target:
-at most 1.5x). The batch axis of the shipped graphs is made symbolic first.
+at most 1.5x), in wall time and in CPU time; ``unfused`` is the CPU-time ratio of the same
+network run node by node (``autograd.onnx.import_inference.unfused``: without the fused
+steps of passes that record nothing), interleaved with the other two: before and after those
+fusions in one run. The batch axis of the shipped graphs is made symbolic first.
 
 The light models store no weights: each is a ConstantOfShape node (every convolution kernel
 the same 0.02), whose activations grow to ~1e30 and make the comparison of outputs
@@ -73,12 +76,14 @@ def measure(threads=2, repetitions=7, quick=False):
     wall time, interleaved, and the ratio of the least CPU time (process_time) of each side."""
     import onnxruntime
     import autograd
+    from autograd.onnx.import_inference import unfused
     results = {}
     for name in MODELS[:1] if quick else MODELS:
         model = _light_model(name)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        options.log_severity_level = 3          # not the warnings about the unused initializers
         session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                                providers=["CPUExecutionProvider"])
         net = autograd.onnx.load(model)
@@ -90,8 +95,8 @@ def measure(threads=2, repetitions=7, quick=False):
             ours = net(x).to_numpy()
             theirs = session.run(None, {input_name: x})[0]
             difference = float(np.abs(ours - theirs).max() / (np.abs(theirs).max() + 1e-12))
-            times = {"autograd": [], "onnxruntime": []}
-            cpu = {"autograd": [], "onnxruntime": []}
+            times = {"autograd": [], "onnxruntime": [], "unfused": []}
+            cpu = {"autograd": [], "onnxruntime": [], "unfused": []}
 
             def timed(side, function):
                 wall, process = time.perf_counter(), time.process_time()
@@ -103,25 +108,30 @@ def measure(threads=2, repetitions=7, quick=False):
                 with autograd.no_grad():
                     timed("autograd", lambda: net(x))
                 timed("onnxruntime", lambda: session.run(None, {input_name: x}))
+                with autograd.no_grad(), unfused():      # the graph node by node: the before
+                    timed("unfused", lambda: net(x))
             ours_ms = statistics.median(times["autograd"]) * 1e3
             theirs_ms = statistics.median(times["onnxruntime"]) * 1e3
             # CPU time (all threads of the process): what a loaded machine disturbs least
             cpu_ratio = min(cpu["autograd"]) / max(min(cpu["onnxruntime"]), 1e-9)
+            unfused_ratio = min(cpu["unfused"]) / max(min(cpu["onnxruntime"]), 1e-9)
             results[(name, batch)] = {"autograd_ms": round(ours_ms, 2),
                                       "onnxruntime_ms": round(theirs_ms, 2),
                                       "ratio": round(ours_ms / theirs_ms, 2),
                                       "cpu_ratio": round(cpu_ratio, 2),
+                                      "unfused_cpu_ratio": round(unfused_ratio, 2),
                                       "relative_difference": difference}
     return results
 
 
 def format_results(results):
     lines = [f"{'model':12s} {'batch':>5s} {'autograd ms':>12s} {'onnxruntime ms':>15s} "
-             f"{'ratio':>6s} {'cpu ratio':>9s} {'max rel diff':>12s}"]
+             f"{'ratio':>6s} {'cpu ratio':>9s} {'unfused':>8s} {'max rel diff':>12s}"]
     for (name, batch), row in results.items():
         lines.append(f"{name:12s} {batch:5d} {row['autograd_ms']:12.1f} "
                      f"{row['onnxruntime_ms']:15.1f} {row['ratio']:5.2f}x "
-                     f"{row['cpu_ratio']:8.2f}x {row['relative_difference']:12.1e}")
+                     f"{row['cpu_ratio']:8.2f}x {row['unfused_cpu_ratio']:7.2f}x "
+                     f"{row['relative_difference']:12.1e}")
     return "\n".join(lines)
 
 

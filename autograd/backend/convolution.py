@@ -24,6 +24,8 @@ every choice here.
 array([[4., 4.],
        [4., 4.]], dtype=float32)
 """
+import numpy as np
+
 from ..device import get_array_module
 from . import buffer_cache, threads, winograd
 from .im2col import pad2d, offset_slice, columns
@@ -99,6 +101,74 @@ def _forward_by_columns(context, x, W, b, needs):
         context.saved = (cols if needs[1] else None, W if needs[0] else None)
         context.padded_shape = padded.shape
     return from_batch_last(product.reshape(out_channels, out_h, out_w, n))
+
+
+def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=None):
+    """y = conv2d(x, W) + b (+ ``residual``), then max(y, 0) where ``relu``, for a pass that
+    nothing will differentiate (NumPy only): :func:`forward` with ``needs`` empty, the bias, the
+    residual (an (N, O, OH, OW) array: a ResNet's shortcut) and the ReLU applied in place on
+    the GEMM's output, no context kept. ``out``, where given, is the (O, OH * OW * N)
+    C-contiguous block that receives y batch-last (the rows of a larger batch-last buffer: a
+    Concat along the channels written in place). Returns y (N, O, OH, OW), batch-last."""
+    n, out_channels, groups = x.shape[0], W.shape[0], geometry.groups
+    if _winograd_for_inference(x, W, geometry, pads):
+        y, _ = forward(x, W, None, geometry, pads, ())
+        if out is not None:
+            threads.copy(out.reshape(out_channels, *y.shape[2:], n), y.transpose(BATCH_LAST))
+        else:
+            out = batch_last(y).reshape(out_channels, -1)       # a view where y is batch-last
+        out_h, out_w = y.shape[2:]
+    else:
+        out_h, out_w = geometry.output_size(x.shape[2:], pads)
+        padded = _padded_batch_last(x, *pads)
+        weights = W.reshape(groups, out_channels // groups, -1)
+        # Where the columns are built anyway and W is small beside y, b rides in the GEMM (a
+        # row of ones under the columns): the copy of W with b is cheaper than a pass over y.
+        bias_in_gemm = (b is not None and not _is_pointwise(geometry)
+                        and 16 * (W.size + out_channels) <= out_channels * out_h * out_w * n)
+        if _is_pointwise(geometry):
+            cols = batch_last(padded).reshape(groups, -1, out_h * out_w * n)
+        else:
+            cols = columns(padded, geometry.kernel, (out_h, out_w), geometry.stride,
+                           geometry.dilation, groups, ones_row=bias_in_gemm)
+        if bias_in_gemm:
+            weights = np.concatenate(
+                [weights, b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)], axis=2)
+            b = None
+        if out is None:
+            out = buffer_cache.empty(np, (out_channels, cols.shape[2]), x.dtype)
+        np.matmul(weights, cols, out=out.reshape(groups, out_channels // groups, -1))
+    if residual is not None:
+        residual = batch_last(residual).reshape(out_channels, -1)
+    if b is not None or residual is not None or relu:
+        bias = None if b is None else b.reshape(-1, 1).astype(out.dtype, copy=False)
+        threads.parallel_for(lambda start, stop: _epilogue(
+            out[start:stop], None if bias is None else bias[start:stop],
+            None if residual is None else residual[start:stop], relu), out_channels, out)
+    return from_batch_last(out.reshape(out_channels, out_h, out_w, n))
+
+
+def _winograd_for_inference(x, W, geometry, pads):
+    """Winograd's rule for a forward alone: :func:`winograd.applies`, except where the 4x4
+    tiles cover less than 3/4 of the output (13x13 images: 169 of 256 pixels computed).
+    Measured at 1 thread, forward with bias and ReLU, interleaved, least of 30, Winograd
+    against the columns: (8, 64, 13, 13) -> 256 channels 7.0 / 6.1 ms, (8, 48, 13, 13) -> 192
+    4.6 / 4.1 ms; (1, 128, 28, 28) -> 128 (49 tiles, not taken) level."""
+    if not winograd.applies(x, W, geometry.stride, geometry.dilation, geometry.groups, *pads):
+        return False
+    out_h, out_w = geometry.output_size(x.shape[2:], pads)
+    covered = 16 * winograd._tiles(x.shape[2], pads[0]) * winograd._tiles(x.shape[3], pads[1])
+    return 4 * out_h * out_w >= 3 * covered
+
+
+def _epilogue(rows, bias, residual, relu):
+    """rows += bias (a column) + residual, then max(rows, 0) where ``relu``; in place."""
+    if bias is not None:
+        np.add(rows, bias, out=rows)
+    if residual is not None:
+        np.add(rows, residual, out=rows)
+    if relu:
+        np.maximum(rows, 0, out=rows)
 
 
 def _is_pointwise(geometry):

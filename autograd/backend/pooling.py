@@ -1,8 +1,8 @@
 """The 2-D pooling kernels. ``windows`` is a :class:`Windows`: kernel, stride, the (before,
 after) pads per axis (after includes any ceil-mode overhang) and the output size.
 
-Windows are never materialised. Average pooling sums separably, first over the kernel's columns
-with one strided slice per column, then over its rows: kh + kw whole-batch array operations. Max
+Windows are never materialised. Average pooling sums separably, first over the kernel's rows
+with one strided slice per row, then over its columns: kh + kw - 2 whole-batch operations. Max
 pooling visits the kh * kw kernel offsets in row-major order and records, per output, the offset
 of the first maximum of its window (a small integer array); backward gives each output's gradient
 to exactly that input, as PyTorch does (ties are not split). Outputs keep the input's layout
@@ -51,17 +51,37 @@ def _offset_slices(windows):
 
 
 def _reduce_windows(windows, padded, combine):
-    """``combine`` (maximum or add) over each window, separably: first along the columns of
-    every padded row, then along the rows: kh + kw whole-batch operations, not kh * kw."""
-    columns = _column_slices(windows)
-    rows = padded[columns[0]].copy(order="K")      # "K": in padded's layout
-    for index in columns[1:]:
-        combine(rows, padded[index], out=rows)
-    row_indices = _row_slices(windows)
-    y = rows[row_indices[0]].copy(order="K")
-    for index in row_indices[1:]:
-        combine(y, rows[index], out=y)
+    """``combine`` (maximum or add) over each window, separably: first along the rows (a row
+    slice keeps each row's W or W * N elements contiguous, so the pass over the larger array
+    runs along long rows and only the smaller one is strided), then along the columns:
+    kh + kw - 2 whole-batch operations, not kh * kw, the first of each axis on two views
+    with no copy before it, each thread on its own images or channels. Both results are
+    reused buffers (buffer_cache.py: a fresh 12 MB array page-faults on first touch) in
+    padded's layout. Measured at 1 thread, max 3x3 stride 2 of (8, 64, 111, 111) batch-last:
+    13.0 against 15.8 ms columns first into fresh arrays."""
+    xp = get_array_module(padded)
+    order = image_axis_order(padded) or (0, 1, 2, 3)
+    row_indices, columns = _row_slices(windows), _column_slices(windows)
+    rows = buffer_cache.empty(xp, padded[row_indices[0]].shape, padded.dtype, order)
+    y = buffer_cache.empty(xp, rows[columns[0]].shape, padded.dtype, order)
+    axis = split_image_axis(padded.shape, order)
+
+    def reduce_block(start, stop):          # images or channels [start, stop) of one thread
+        block = axis_slice(axis, start, stop)
+        _combine_all(combine, padded[block], row_indices, rows[block])
+        _combine_all(combine, rows[block], columns, y[block])
+    threads.parallel_for(reduce_block, padded.shape[axis], padded)
     return y
+
+
+def _combine_all(combine, source, indices, out):
+    """out = ``combine`` over ``source[index]`` for every index, in order."""
+    if len(indices) == 1:
+        out[...] = source[indices[0]]
+        return
+    combine(source[indices[0]], source[indices[1]], out=out)
+    for index in indices[2:]:
+        combine(out, source[index], out=out)
 
 
 def max_pool2d_forward(x, windows, with_winner=True):

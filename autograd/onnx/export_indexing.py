@@ -1,7 +1,7 @@
 """Lookups, indexing, resampling and attention -> ONNX nodes: Embedding and gather as Gather,
-basic indexing as Slice (+ Squeeze), where as Where, nearest upsampling as Resize, scaled
-dot-product attention as its MatMul / Softmax decomposition. Part of the export table of
-:mod:`autograd.onnx.export_ops`.
+indexing as Slice, Gather, Squeeze and Unsqueeze, where as Where, nearest upsampling as
+Resize, scaled dot-product attention as its MatMul / Softmax decomposition. Part of the
+export table of :mod:`autograd.onnx.export_ops`.
 
 The ids, indices, conditions and masks are inputs of these operations: graph inputs where they
 are the data of one (``export(model, [ids])``), else constants.
@@ -46,39 +46,118 @@ def _cast(context, op, inputs, outputs, tensors):
 
 @register_exporter(indexing.GetItem)
 def _getitem(context, op, inputs, outputs, tensors):
-    """Basic indexing (ints and slices, one per leading axis): a Slice of the axes it narrows,
-    then a Squeeze of the ints' axes; axes taken whole are left out, so the batch stays
-    symbolic. Other indices (arrays, None, Ellipsis) have no mapping."""
-    index = op.template if isinstance(op.template, tuple) else (op.template,)
+    """NumPy indexing: Ellipsis expanded to whole axes; a Slice of the axes that slices and
+    ints narrow (axes taken whole are left out, so the batch stays symbolic); a Gather of at
+    most one index array (an integer array of any shape, or a 1-D boolean mask as the
+    positions of its True values: a constant, or NonZero of a graph input) on its axis; a
+    Squeeze of the ints' axes; an Unsqueeze at the positions of None. Ints beside the array
+    join it, as NumPy's advanced indexing does; several arrays, or ints apart from the array
+    (NumPy then moves the array's axes first), have no mapping."""
     shape = tensors[0].shape
-    if not all(isinstance(p, (int, np.integer, slice)) for p in index) or len(index) > len(shape):
-        raise NotImplementedError("autograd.onnx.export: indexing with arrays, None or "
-                                  "Ellipsis has no mapping (ints and slices do)")
-    starts, ends, axes, steps, squeezed = [], [], [], [], []
-    for axis, part in enumerate(index):
-        if isinstance(part, slice):
-            if part == slice(None):
-                continue
-            start, stop, step = part.indices(shape[axis])
-            if step < 0 and stop < 0:
-                stop = -(2 ** 63)                 # through the first element
+    index = _expanded(op.template, len(shape), tensors[1:])
+    starts, ends, axes, steps, squeezed, unsqueezed = [], [], [], [], [], []
+    array, axis, position = None, 0, 0    # the array part; x's axis; the output's axis
+    for part in index:
+        if part is None:
+            unsqueezed.append(position)
+            position += 1
+            continue
+        if part is indexing._ARRAY_PART:
+            if array is not None:
+                raise NotImplementedError("autograd.onnx.export: indexing with several arrays "
+                                          "has no mapping (one array, ints, slices, None and "
+                                          "Ellipsis do)")
+            array = (axis, position)
+            position += _index_ndim(tensors[1])
+        elif isinstance(part, slice):
+            if part != slice(None):
+                start, stop, step = part.indices(shape[axis])
+                if step < 0 and stop < 0:
+                    stop = -(2 ** 63)                 # through the first element
+                starts.append(start)
+                ends.append(stop)
+                axes.append(axis)
+                steps.append(step)
+            position += 1
         else:
             start = int(part) % shape[axis]
-            stop, step = start + 1, 1
+            starts.append(start)
+            ends.append(start + 1)
+            axes.append(axis)
+            steps.append(1)
             squeezed.append(axis)
-        starts.append(start)
-        ends.append(stop)
-        axes.append(axis)
-        steps.append(step)
-    sliced = outputs[0] + "_sliced" if squeezed else outputs[0]
+        axis += 1
+    if array is not None and squeezed and not _ints_beside(index):
+        raise NotImplementedError("autograd.onnx.export: ints apart from an index array (NumPy "
+                                  "moves the array's axes first) have no mapping")
+    name = outputs[0]
+    current = inputs[0]
     if axes:
-        context.node("Slice", [inputs[0]] + [context.constant(np.asarray(v, np.int64)) for v in
-                                             (starts, ends, axes, steps)], [sliced])
-    else:
-        context.node("Identity", inputs, [sliced])
+        context.node("Slice", [current] + [context.constant(np.asarray(v, np.int64)) for v in
+                                           (starts, ends, axes, steps)], [name + "_sliced"])
+        current = name + "_sliced"
+    if array is not None:
+        context.node("Gather", [current, _positions(context, inputs[1], tensors[1], name)],
+                     [name + "_gathered"], axis=array[0])
+        current = name + "_gathered"
+        extra = _index_ndim(tensors[1]) - 1         # the array's axes replace its one axis
+        squeezed = [a if a < array[0] else a + extra for a in squeezed]
     if squeezed:
-        context.node("Squeeze", [sliced, context.constant(np.asarray(squeezed, np.int64))],
-                     outputs)
+        context.node("Squeeze", [current, context.constant(np.asarray(squeezed, np.int64))],
+                     [name + "_squeezed"])
+        current = name + "_squeezed"
+    if unsqueezed:
+        context.node("Unsqueeze", [current, context.constant(np.asarray(unsqueezed, np.int64))],
+                     [name + "_unsqueezed"])
+        current = name + "_unsqueezed"
+    context.node("Identity", [current], outputs)
+
+
+def _expanded(template, ndim, index_tensors):
+    """The index as a tuple covering every axis of x: Ellipsis (or the axes left at the end)
+    as whole slices. A boolean mask of more than one axis has no mapping."""
+    parts = template if isinstance(template, tuple) else (template,)
+    for tensor in index_tensors:
+        if tensor.dtype == bool and tensor.ndim != 1:
+            raise NotImplementedError("autograd.onnx.export: a boolean mask of more than one "
+                                      "axis has no mapping (a 1-D mask does)")
+    used = sum(part is not None and part is not Ellipsis for part in parts)
+    if used > ndim:
+        raise IndexError(f"too many indices for a tensor of {ndim} axes")
+    whole = (slice(None),) * (ndim - used)
+    if any(part is Ellipsis for part in parts):
+        at = next(k for k, part in enumerate(parts) if part is Ellipsis)
+        return parts[:at] + whole + tuple(p for p in parts[at + 1:] if p is not Ellipsis)
+    return parts + whole
+
+
+def _ints_beside(index):
+    """Whether the ints and the array of ``index`` stand next to each other (None and slices
+    not between them): then NumPy keeps the array's axes in place."""
+    kinds = [k for k, part in enumerate(index)
+             if part is indexing._ARRAY_PART or isinstance(part, (int, np.integer))]
+    return kinds[-1] - kinds[0] == len(kinds) - 1
+
+
+def _index_ndim(tensor):
+    return 1 if tensor.dtype == bool else tensor.ndim
+
+
+def _positions(context, name, tensor, hint):
+    """Gather's int64 indices for an index array: the array (Cast to int64 where it is another
+    integer type), or the positions of a 1-D mask's True values: a constant where the mask is
+    one, else NonZero of it."""
+    if tensor.dtype == bool:
+        if any(initializer.name == name for initializer in context.initializers):
+            return context.constant(np.flatnonzero(tensor.to_numpy()).astype(np.int64))
+        context.node("NonZero", [name], [hint + "_nonzero"])
+        context.node("Squeeze", [hint + "_nonzero", context.constant(np.asarray([0], np.int64))],
+                     [hint + "_positions"])
+        return hint + "_positions"
+    if tensor.dtype != np.int64:
+        context.node("Cast", [name], [hint + "_indices"], to=7)      # INT64
+        return hint + "_indices"
+    return name
 
 
 @register_exporter(attention.ScaledDotProductAttention)

@@ -14,7 +14,7 @@ from .. import recording
 from ..layers.base import Layer
 from ..operations.base import Operation
 from ..tensor import Tensor
-from . import require_onnx
+from . import import_inference, require_onnx
 
 __all__ = ["export", "to_onnx", "trace"]
 
@@ -50,7 +50,7 @@ def trace():
         calls.append((layer, tuple(_flat_tensors((args, kwargs))), tuple(_flat_tensors(output))))
         return output
 
-    with _lock:
+    with _lock, import_inference.unfused():
         Operation.__call__, Layer.__call__ = traced, traced_layer
         try:
             yield calls

@@ -2,9 +2,9 @@
 import table of :mod:`autograd.onnx.import_ops`; export_recurrent.py is the other direction).
 
 Supported: forward, reverse and bidirectional, both layouts, optional B and initial states, no
-sequence_lens shorter than the sequence, no peepholes, clip or input_forget, the default
-activations (RNN: Tanh or Relu), GRU with either linear_before_reset; anything else is a clear
-error naming the node.
+sequence_lens shorter than the sequence, LSTM peepholes (P, a parameter like W and R), no clip
+or input_forget, the default activations (RNN: Tanh or Relu), GRU with either
+linear_before_reset; anything else is a clear error naming the node.
 """
 import numpy as np
 
@@ -29,17 +29,21 @@ def _import_recurrent(op_type):
         direction = attribute(node, "direction", "forward")
         count = W.shape[0]
         parts = {"W": _per_direction(W, count), "R": _per_direction(R, count)}
-        for name, index in (("B", 3), ("h", 5), ("c", 6)):
+        for name, index in (("B", 3), ("h", 5), ("c", 6), ("P", 7)):
             value = _static(inputs, index)
-            parts[name] = (_per_direction(context.tensor(value, x), count)
-                           if value is not None and index < (7 if op_type == "LSTM" else 6)
-                           else [None] * count)
+            if value is None or index >= (8 if op_type == "LSTM" else 6):
+                parts[name] = [None] * count
+                continue
+            value = context.tensor(value, x)
+            if layout and name in ("h", "c"):          # (batch, directions, H) states
+                value = ops.transpose(value, (1, 0, 2))
+            parts[name] = _per_direction(value, count)
         results = []
         for d in range(count):
             backwards = direction == "reverse" or d == 1
             state = [parts["h"][d]] + ([parts["c"][d]] if op_type == "LSTM" else [])
             results.append(_one_direction(node, op_type, x, parts["W"][d], parts["R"][d],
-                                          parts["B"][d], state, backwards))
+                                          parts["B"][d], state, backwards, parts["P"][d]))
         y = results[0][0] if count == 1 else ops.cat([r[0] for r in results], 1)
         finals = [results[0][k] if count == 1 else ops.cat([r[k] for r in results], 0)
                   for k in range(1, len(results[0]))]
@@ -55,8 +59,9 @@ def _per_direction(value, count):
     return ops.split(value, 0, count) if count > 1 else [value]
 
 
-def _one_direction(node, op_type, x, W, R, B, state, backwards):
-    """Y (steps, 1, batch, H) and the final states (1, batch, H) of one direction."""
+def _one_direction(node, op_type, x, W, R, B, state, backwards, P=None):
+    """Y (steps, 1, batch, H) and the final states (1, batch, H) of one direction; ``P``
+    (1, 3 H): an LSTM's peepholes, or None."""
     steps = x.shape[0]
     hidden = R.shape[-1]
     w_bias = r_bias = None
@@ -67,9 +72,10 @@ def _one_direction(node, op_type, x, W, R, B, state, backwards):
         projected = ops.add(projected, w_bias)
     R2 = ops.transpose(ops.squeeze(R, 0))
     pieces = list(ops.split(projected, 0, steps)) if steps > 1 else [projected]
+    peepholes = None if P is None else ops.split(ops.squeeze(P, 0), 0, 3)    # (p_i, p_o, p_f)
     hidden_states = []
     for piece in (reversed(pieces) if backwards else pieces):
-        state = _STEPS[op_type](node, piece, state, R2, r_bias, hidden)
+        state = _STEPS[op_type](node, piece, state, R2, r_bias, hidden, peepholes)
         hidden_states.append(state[0])
     if backwards:
         hidden_states.reverse()                  # Y in the input's time order
@@ -89,16 +95,24 @@ def _hidden_projection(h, R2, r_bias):
     return _plus(None if h is None else ops.matmul(h, R2), r_bias)
 
 
-def _lstm_step(node, x_gates, state, R2, r_bias, hidden):
+def _lstm_step(node, x_gates, state, R2, r_bias, hidden, peepholes=None):
+    """ONNX's LSTM: i = s(.. + p_i * c), f = s(.. + p_f * c) with the previous cell c,
+    c' = f * c + i * tanh(g), o = s(.. + p_o * c') with the new one, h' = o * tanh(c')."""
     h, c = state
     gates = _plus(x_gates, _hidden_projection(h, R2, r_bias))
     i, o, f, g = ops.split(gates, 2, 4)
+    if peepholes is not None:
+        p_i, p_o, p_f = peepholes
+        if c is not None:                  # a zero cell adds nothing
+            i, f = ops.add(i, ops.mul(p_i, c)), ops.add(f, ops.mul(p_f, c))
     kept = None if c is None else ops.mul(ops.sigmoid(f), c)
     c = _plus(kept, ops.mul(ops.sigmoid(i), ops.tanh(g)))
+    if peepholes is not None:
+        o = ops.add(o, ops.mul(p_o, c))
     return [ops.mul(ops.sigmoid(o), ops.tanh(c)), c]
 
 
-def _gru_step(node, x_gates, state, R2, r_bias, hidden):
+def _gru_step(node, x_gates, state, R2, r_bias, hidden, peepholes=None):
     (h,) = state
     x_z, x_r, x_h = ops.split(x_gates, 2, 3)
     R_zr, R_h = ops.split(R2, 1, [2 * hidden, hidden])
@@ -119,7 +133,7 @@ def _gru_step(node, x_gates, state, R2, r_bias, hidden):
     return [ops.add(n, ops.mul(z, ops.sub(h, n)))]          # (1 - z) * n + z * h
 
 
-def _rnn_step(node, x_gates, state, R2, r_bias, hidden):
+def _rnn_step(node, x_gates, state, R2, r_bias, hidden, peepholes=None):
     pre = _plus(x_gates, _hidden_projection(state[0], R2, r_bias))
     activation = (attribute(node, "activations") or ["Tanh"])[0]
     return [ops.relu(pre) if activation == "Relu" else ops.tanh(pre)]
@@ -133,7 +147,7 @@ _DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", 
 def _check_supported(node, op_type, inputs, x):
     def refuse(what):
         raise NotImplementedError(f"autograd.onnx: {op_type} node {node.name!r}: {what} is not "
-                                  "supported (default activations only, no peepholes)")
+                                  "supported (default activations only)")
     if attribute(node, "direction", "forward") not in ("forward", "reverse", "bidirectional"):
         refuse(f"direction {attribute(node, 'direction')!r}")
     activations = list(attribute(node, "activations") or [])
@@ -145,8 +159,6 @@ def _check_supported(node, op_type, inputs, x):
             refuse(f"attribute {name}")
     if attribute(node, "input_forget", 0):
         refuse("input_forget=1")
-    if op_type == "LSTM" and _static(inputs, 7) is not None:
-        refuse("the peephole input P")
     lengths = _static(inputs, 4)
     steps = x.shape[1 if attribute(node, "layout", 0) else 0]
     if lengths is not None and np.any(context_array(lengths) != steps):

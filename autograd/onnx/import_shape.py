@@ -125,6 +125,14 @@ def _split(context, node, inputs):
     return tuple(parts) if isinstance(parts, (list, tuple)) else (parts,)
 
 
+@register("NonZero")
+def _nonzero(context, node, inputs):
+    """(ndim, count) int64 positions of the non-zero elements: integer values, never on the
+    tape (the exporter's boolean masks given as graph inputs)."""
+    return np.asarray(np.nonzero(context.array(inputs[0])), np.int64).reshape(
+        np.ndim(inputs[0]), -1)
+
+
 @register("Gather")
 def _gather(context, node, inputs):
     x, indices = inputs

@@ -11,7 +11,7 @@ from ..device import get_default_device
 from ..layers.base import Layer
 from ..model import Model
 from ..tensor import Tensor
-from . import import_fold, import_ops, require_onnx
+from . import import_fold, import_inference, import_ops, require_onnx
 
 __all__ = ["OnnxModel", "read_model"]
 
@@ -93,6 +93,9 @@ class OnnxModel(Model):
         self._eval_steps = self._steps_of(import_fold.eval_nodes(self.nodes,
                                                                  self._folded_pairs))
         self._folded = None          # the folded parameters kept for passes that record nothing
+        # eval passes that record nothing also fuse Conv + Relu and Concats of convolutions
+        self._inference_steps = import_inference.inference_steps(self._eval_steps,
+                                                                 self.output_names)
         Layer.train(self, False)
 
     def _steps_of(self, nodes):
@@ -155,6 +158,9 @@ class OnnxModel(Model):
             # the folded graph skips each BatchNormalization: only for the graph's outputs
             steps = self._eval_steps
             values.update(self._folded_parameters(values, context))
+        if (not context.training and not recording.is_recording() and import_inference.applies()
+                and list(names) == list(self.output_names)):
+            steps = self._inference_steps
         for handler, node in steps:
             if not wanted:
                 break

@@ -35,7 +35,6 @@ NOT_SUPPORTED = {
     r"resize_.*(linear|cubic|tf_crop_and_resize)|upsample_.*linear": "linear and cubic "
     "Resize (nearest is imported)",
     r"resize_.*not_(larger|smaller)": "Resize's keep_aspect_ratio_policy",
-    r"lstm_with_peepholes": "LSTM peepholes (the P input; our LSTM has none)",
     r"averagepool_2d_ceil_last_window_starts_on_pad": "ceil_mode windows that start in the "
                                                      "trailing padding (PyTorch's rule drops them)",
 }

@@ -88,6 +88,19 @@ def _cases():
     yield "slicing", image, Wrap(lambda m, x: autograd.getitem(
         x, (slice(None), slice(1, None), 2, slice(None, None, -2))) + autograd.getitem(x, (
             slice(None), 0, slice(4, 2, -1), slice(0, 3))))
+    # arrays, None and Ellipsis: Slice + Gather + Squeeze + Unsqueeze
+    yield "index_array", image, Wrap(lambda m, x: autograd.getitem(x, (slice(None), [2, 0, 2])))
+    yield "index_2d_array_none_ellipsis", image, Wrap(lambda m, x: autograd.getitem(
+        x, (Ellipsis, None, np.array([[0, 5], [-1, 2]]), slice(None, None, 2))))
+    yield "index_int_beside_array", image, Wrap(lambda m, x: autograd.getitem(
+        x, (slice(None), 1, [0, -2], slice(1, 4))) + autograd.getitem(
+        x, (slice(None), np.array([0, 2], np.int32), 3, slice(1, 4))))
+    yield "index_2d_array_then_int", image, Wrap(lambda m, x: autograd.getitem(
+        x, (slice(None), np.array([[0, 2], [1, 1]], np.int32), 3, slice(1, 4))))
+    yield "index_mask_none", image, Wrap(lambda m, x: autograd.getitem(
+        x, (None, slice(None), slice(-2, None), Ellipsis,
+            np.array([True, False, True, True, False, True]), None)))
+    yield "index_ellipsis_int", image, Wrap(lambda m, x: autograd.getitem(x, (Ellipsis, 2)))
     yield "upsample", image, Wrap(lambda m, x: autograd.upsample(x, "nearest", [1, 1, 2, 1.5]))
     yield "gather", flat, Wrap(lambda m, x: autograd.gather(x, 1, [[4, 0], [-1, 2]]))
     yield "attention", (4, 6), Wrap(lambda m, x: autograd.scaled_dot_product_attention(
@@ -156,6 +169,30 @@ def test_an_embedding_exports_as_a_gather_of_the_ids_input():
         np.testing.assert_allclose(ReferenceEvaluator(proto).run(None, {"input": ids})[0],
                                    expected, atol=ATOL)
         np.testing.assert_allclose(net(ids).to_numpy(), expected, atol=ATOL)
+
+
+def test_indexing_by_a_mask_graph_input_runs_nonzero_and_refused_indices_are_named():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 6)).astype(np.float32)
+    mask = np.array([True, False, True, True, False, True])
+    proto = autograd.onnx.export(lambda x, mask: autograd.getitem(
+        x, (slice(None), None, Ellipsis, mask)), [x, mask])
+    assert "NonZero" in [node.op_type for node in proto.graph.node]
+    session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    net = autograd.onnx.load(proto)
+    for batch, keep in ((2, mask), (4, ~mask)):
+        x = rng.standard_normal((batch, 3, 6)).astype(np.float32)
+        feeds = {"input_0": x, "input_1": keep}
+        expected = x[:, None, ..., keep]
+        np.testing.assert_allclose(session.run(None, feeds)[0], expected, atol=ATOL)
+        np.testing.assert_allclose(ReferenceEvaluator(proto).run(None, feeds)[0], expected,
+                                   atol=ATOL)
+        np.testing.assert_allclose(net(x, keep).to_numpy(), expected, atol=ATOL)
+    with pytest.raises(NotImplementedError, match="several arrays"):
+        autograd.onnx.export(lambda x: autograd.getitem(x, (slice(None), [0, 1], [1, 2])), [x])
+    with pytest.raises(NotImplementedError, match="ints apart from an index array"):
+        autograd.onnx.export(lambda x: autograd.getitem(x, (0, slice(None), [1, 2])), [x])
 
 
 class Block(autograd.Layer):

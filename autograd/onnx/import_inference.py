@@ -1,0 +1,212 @@
+"""Fused steps for the passes of an imported graph that record nothing (eval mode under
+``autograd.no_grad()``): what onnxruntime fuses at load, run on the backend's kernels.
+
+* ``Conv -> Relu``, the Relu the conv output's only reader: one convolution whose bias and ReLU
+  are applied in place on the GEMM's output (``convolution.inference_forward``), no ReLU pass
+  over a new array.
+* ``Concat(axis=1)`` of convolutions (with or without their Relu) that only it reads, as in
+  SqueezeNet's fire modules and Inception's branches: each convolution's GEMM writes straight
+  into its channels of the one batch-last output, no copy.
+
+A pass that records, or one in training mode, runs the graph as it is (the fused steps take no
+part in gradients), nor does a pass traced for export (:func:`unfused`: the exporter must see
+each node's operations) or captured by graph mode (``autograd.capture`` replays Operations).
+NumPy only: elsewhere each fused step runs its nodes one by one.
+"""
+import contextlib
+
+import numpy as np
+
+import autograd as ops
+from .. import recording
+from ..backend import buffer_cache, convolution
+from ..backend.layout import from_batch_last
+from ..operations.conv import convolve
+from .import_network import _conv, _remember, _window_geometry
+
+__all__ = []
+
+_unfused_depth = [0]        # > 0 inside unfused(): every pass runs the graph as it is
+
+
+@contextlib.contextmanager
+def unfused():
+    """Inside the block, imported graphs run node by node even in passes that record nothing
+    (the exporter's trace hooks each Operation call, which the fused steps do not make)."""
+    _unfused_depth[0] += 1
+    try:
+        yield
+    finally:
+        _unfused_depth[0] -= 1
+
+
+def applies():
+    """Whether a pass that records nothing may run the fused steps now: not inside
+    :func:`unfused`, nor while graph mode captures a step (it replays Operations only)."""
+    return not _unfused_depth[0] and recording.config.recorder is None
+
+
+class FusedConv:
+    """A Conv node (``conv``), then optionally an Add/Sum (``add``) of its output and the value
+    ``residual`` (a name), then optionally a Relu (``relu``) of the result, as one step."""
+
+    def __init__(self, conv, relu=None, add=None, residual=None):
+        self.conv, self.relu, self.add, self.residual = conv, relu, add, residual
+        self.input = list(conv.input) + ([residual] if residual else [])
+        self.output = list((relu or add or conv).output)
+        self.op_type, self.name = "Conv", conv.name
+
+    @property
+    def nodes(self):
+        return [node for node in (self.conv, self.add, self.relu) if node is not None]
+
+
+class FusedConcat:
+    """A Concat along the channels of FusedConvs' outputs that only it reads."""
+
+    def __init__(self, concat, parts):
+        self.concat, self.parts = concat, parts
+        self.input = [name for part in parts for name in part.input]
+        self.output = list(concat.output)
+        self.op_type, self.name = "Concat", concat.name
+
+
+def inference_steps(steps, output_names):
+    """``steps`` ((handler, node) pairs, in order) with the fusions above: the steps the
+    passes that record nothing run."""
+    nodes = [node for _, node in steps]
+    readers = {}
+    for node in nodes:
+        for name in node.input:
+            readers[name] = readers.get(name, 0) + 1
+    outputs = set(output_names)
+
+    def only_reader(name):
+        """The node that alone reads ``name`` (not a graph output), else None."""
+        if readers.get(name) != 1 or name in outputs:
+            return None
+        return reader_of.get(name)
+
+    reader_of = {name: node for node in nodes for name in node.input}
+    fused = {}                  # id(node) -> the FusedConv or FusedConcat it is part of
+    convs = {}                  # output name -> FusedConv
+    for node in nodes:
+        if node.op_type != "Conv" or len(node.output) != 1 or id(node) in fused:
+            continue
+        add = residual = relu = None
+        last = node
+        reader = only_reader(node.output[0])
+        if (reader is not None and reader.op_type in ("Add", "Sum") and len(reader.input) == 2
+                and len(set(reader.input)) == 2 and id(reader) not in fused):
+            add, last = reader, reader
+            residual = [name for name in reader.input if name != node.output[0]][0]
+            reader = only_reader(reader.output[0])
+        if reader is not None and reader.op_type == "Relu":
+            relu = last = reader
+        step = FusedConv(node, relu, add, residual)
+        for part in step.nodes:
+            fused[id(part)] = step
+        convs[last.output[0]] = step
+    for node in nodes:
+        if (node.op_type != "Concat" or node.attributes.get("axis") not in (1, -3)
+                or len(node.input) < 2 or len(set(node.input)) != len(node.input)
+                or not all(name in convs and only_reader(name) is node for name in node.input)
+                or any(convs[name].add is not None for name in node.input)):
+            continue
+        step = FusedConcat(node, [convs[name] for name in node.input])
+        fused[id(node)] = step
+        for part in step.parts:
+            for member in part.nodes:
+                fused[id(member)] = step
+    result, placed = [], set()
+    for handler, node in steps:
+        step = fused.get(id(node))
+        if step is None:
+            result.append((handler, node))
+        elif _placed_at(step) is node and id(step) not in placed:
+            placed.add(id(step))
+            result.append((_run_conv if isinstance(step, FusedConv) else _run_concat, step))
+    return result
+
+
+def _placed_at(step):
+    """The node at whose place a fused step runs: its last one (every input is known there)."""
+    if isinstance(step, FusedConcat):
+        return step.concat
+    return step.nodes[-1]
+
+
+def _prepared(context, step, inputs):
+    """(x, W, b, geometry, pads) as arrays for the backend, or None where the fused kernel does
+    not apply (not NumPy float images, a 1-D conv)."""
+    x = context.tensor(inputs[0])
+    if type(x.data) is not np.ndarray or x.ndim != 4 or x.dtype.kind != "f":
+        return None
+    w = context.tensor(inputs[1], x)
+    b = inputs[2] if len(inputs) > 2 else None
+    b = None if b is None else context.tensor(b, x).data
+    node = step.conv
+    kernel = tuple(node.attributes.get("kernel_shape") or w.shape[2:])
+    geometry = _remember(node, ("geometry", 2, kernel), lambda: _window_geometry(
+        node, 2, kernel, "Conv", node.attributes.get("group", 1)))
+    pads = _remember(node, ("pads", x.shape, w.shape), lambda: _checked_pads(
+        x, w, geometry))
+    return x, w.data, b, geometry, pads
+
+
+def _checked_pads(x, w, geometry):
+    """The pads, after the checks of the convolution op: it runs once per input shape."""
+    convolve(x, w, None, geometry)
+    return geometry.pads(x.shape[2:])
+
+
+def _unfused_conv(context, step, inputs):
+    count = len(step.conv.input)
+    y = _conv(context, step.conv, inputs[:count])
+    if step.add is not None:
+        y = ops.add(y, context.tensor(inputs[count], y))
+    return ops.relu(y) if step.relu is not None else y
+
+
+def _run_conv(context, step, inputs):
+    prepared = _prepared(context, step, inputs[:len(step.conv.input)])
+    residual = None
+    if prepared is not None and step.add is not None:
+        residual = inputs[-1]
+        residual = residual.data if isinstance(residual, ops.Tensor) else None
+        x, w = prepared[:2]
+        shape = (x.shape[0], w.shape[0]) + prepared[3].output_size(x.shape[2:], prepared[4])
+        if (type(residual) is not np.ndarray or residual.shape != shape
+                or residual.dtype != x.dtype):
+            prepared = None
+    if prepared is None:
+        return _unfused_conv(context, step, inputs)
+    x, w, b, geometry, pads = prepared
+    y = convolution.inference_forward(x.data, w, b, geometry, pads, step.relu is not None,
+                                      residual=residual)
+    return x.new_output(y)
+
+
+def _run_concat(context, step, inputs):
+    groups, start = [], 0
+    for part in step.parts:
+        count = len(part.input)
+        groups.append((part, inputs[start:start + count]))
+        start += count
+    prepared = [_prepared(context, part, part_inputs) for part, part_inputs in groups]
+    sizes = None
+    if all(p is not None for p in prepared):
+        sizes = {(p[0].shape[0],) + p[3].output_size(p[0].shape[2:], p[4]) for p in prepared}
+    if sizes is None or len(sizes) != 1 or len({p[0].dtype for p in prepared}) != 1:
+        outputs = [_unfused_conv(context, part, part_inputs) for part, part_inputs in groups]
+        return ops.cat(outputs, 1)
+    n, out_h, out_w = sizes.pop()
+    channels = [p[1].shape[0] for p in prepared]
+    x = prepared[0][0]
+    out = buffer_cache.empty(np, (sum(channels), out_h * out_w * n), x.dtype)
+    first = 0
+    for (x_part, w, b, geometry, pads), part, count in zip(prepared, step.parts, channels):
+        convolution.inference_forward(x_part.data, w, b, geometry, pads, part.relu is not None,
+                                      out=out[first:first + count])
+        first += count
+    return x.new_output(from_batch_last(out.reshape(-1, out_h, out_w, n)))
