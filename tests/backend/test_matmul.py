@@ -100,3 +100,20 @@ def test_add_broadcasts_a_bias_as_numpy_does(shape, bias_shape):
     b = rng.standard_normal(bias_shape).astype(np.float32)
     for stored in (x, np.ascontiguousarray(x.T).T):
         np.testing.assert_array_equal(numpy_kernels.add(stored, b), x + b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layouts", [("c", "c"), ("strided", "transposed"),
+                                     ("transposed", "strided")])
+def test_a_large_outer_product_is_each_product_rounded_once(dtype, layouts):
+    """(m, 1) @ (1, n) over the size where BLAS's ger writes it: exactly a[i] * b[j], into a
+    buffer that held other values before (the cache hands out dirty memory)."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((300, 1)).astype(dtype)
+    b = rng.standard_normal((1, 400)).astype(dtype)
+    for _ in range(2):
+        dirty = numpy_kernels.matmul(np.full((300, 1), 3.0, dtype), np.ones((1, 400), dtype))
+        del dirty
+        y = numpy_kernels.matmul(_stored(a, layouts[0]), _stored(b, layouts[1]))
+        assert y.shape == (300, 400) and y.dtype == dtype and y.flags.c_contiguous
+        np.testing.assert_array_equal(y, a * b)
