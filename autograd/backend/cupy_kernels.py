@@ -23,6 +23,13 @@ def matmul(a, b):
     return a @ b
 
 
+def matmul_add(a, b, c):
+    """a @ b + c, c broadcast."""
+    y = a @ b
+    y += c
+    return y
+
+
 def add(x, b):
     """x + b, b broadcast against x."""
     return x + b

@@ -12,6 +12,9 @@ do not go through a general GEMM.
 - One row times a matrix, (1, k) @ (k, n), is a matrix-vector product (GEMV): a GEMM packs the
   whole (k, n) matrix into its buffers first, a GEMV reads it once.
 - Everything else (and every batched product) is NumPy's ``@``.
+``matmul_add(a, b, c)`` is ``a @ b + c`` (c a bias row or a full matrix) in one GEMM with
+``beta = 1`` on a buffer that holds c, as PyTorch's ``addmm``: a linear head's bias costs no
+pass of its own over the (N, V) logits.
 Large results come from the buffer cache (buffer_cache.py), as the other kernels' outputs do,
 so that a step does not zero-fill fresh pages for each weight gradient.
 
@@ -67,3 +70,40 @@ def _outer_by_ger(a, b, out):
     if result.ctypes.data != out.ctypes.data:      # SciPy copied: keep its result
         np.copyto(target, result)
     return True
+
+
+# results at least this large take the fused GEMM; smaller ones the product and an add
+_FUSED_ADD_MIN_SIZE = 1 << 14
+_GEMM = {}      # dtype -> SciPy's sgemm/dgemm, or None
+
+
+def matmul_add(a, b, c):
+    """a @ b + c for 2-D a (m, k), b (k, n) and c broadcasting to (m, n)."""
+    fused = (a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype == c.dtype
+             and a.shape[0] * b.shape[1] >= _FUSED_ADD_MIN_SIZE and a.shape[1] > 1)
+    function = _gemm(a.dtype) if fused else None
+    if function is None:
+        out = matmul(a, b)
+        out += c
+        return out
+    out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
+    np.copyto(out, c)
+    # out^T = b^T a^T + out^T: out^T is Fortran-ordered, so BLAS writes out in place; b^T and
+    # a^T are Fortran views of C-ordered operands (others are copied by SciPy)
+    result = function(1.0, b.T, a.T, beta=1.0, c=out.T, overwrite_c=1)
+    if result.ctypes.data != out.ctypes.data:
+        np.copyto(out.T, result)
+    return out
+
+
+def _gemm(dtype):
+    function = _GEMM.get(dtype, False)
+    if function is False:
+        try:
+            from scipy.linalg import blas       # imported on first use, not with autograd
+            function = {np.dtype(np.float32): blas.sgemm,
+                        np.dtype(np.float64): blas.dgemm}.get(dtype)
+        except ImportError:
+            function = None
+        _GEMM[dtype] = function
+    return function
