@@ -100,12 +100,13 @@ _RESOLVED = {}             # (class, arguments) -> the ConvGeometry they resolve
 _RESOLVED_LIMIT = 1024     # distinct argument tuples kept; later ones are resolved per call
 
 
-def _plain(value):
-    """True if ``value`` is an int, a str or nested tuples of them (exactly those types)."""
-    kind = type(value)
-    if kind is int or kind is str:
-        return True
-    return kind is tuple and all(_plain(item) for item in value)
+def _plain(values):
+    """True if ``values`` is a tuple of ints, strs or tuples of them (exactly those types)."""
+    for item in values:                  # a loop, not all(...): this runs on every conv call
+        kind = type(item)
+        if kind is not int and kind is not str and not (kind is tuple and _plain(item)):
+            return False
+    return True
 
 
 def _restore(cls, values):
