@@ -25,7 +25,7 @@ array([[3., 4.],
 """
 import numpy as np
 
-from . import buffer_cache
+from . import blas, buffer_cache
 
 __all__ = []     # reached through numpy_kernels.matmul / cupy_kernels.matmul
 
@@ -47,63 +47,32 @@ def matmul(a, b):
 
 
 _GER_MIN_SIZE = 1 << 14
-_GER = {}       # dtype -> SciPy's sger/dger, or None
 
 
 def _outer_by_ger(a, b, out):
-    """out = a @ b for a (m, 1), b (1, n) by ``ger`` on a zeroed C-order ``out`` (written as
-    its transpose, a Fortran-order (n, m) matrix); False where it does not apply."""
-    function = _GER.get(out.dtype, False)
-    if function is False:
-        try:
-            from scipy.linalg import blas       # imported on first use, not with autograd
-            function = {np.dtype(np.float32): blas.sger,
-                        np.dtype(np.float64): blas.dger}.get(out.dtype)
-        except ImportError:
-            function = None
-        _GER[out.dtype] = function
-    if function is None or not out.flags.c_contiguous:
+    """out = a @ b for a (m, 1), b (1, n) by ``ger`` on a zeroed C-order ``out``; False where
+    it does not apply."""
+    if not out.flags.c_contiguous or out.dtype.kind != "f":
         return False
     out.fill(0)
-    target = out.T
-    result = function(1.0, b[0], a[:, 0], a=target, overwrite_a=1)
-    if result.ctypes.data != out.ctypes.data:      # SciPy copied: keep its result
-        np.copyto(target, result)
-    return True
+    if blas.ger(a[:, 0], b[0], out):
+        return True
+    return False
 
 
 # results at least this large take the fused GEMM; smaller ones the product and an add
 _FUSED_ADD_MIN_SIZE = 1 << 14
-_GEMM = {}      # dtype -> SciPy's sgemm/dgemm, or None
 
 
 def matmul_add(a, b, c):
     """a @ b + c for 2-D a (m, k), b (k, n) and c broadcasting to (m, n)."""
-    fused = (a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype == c.dtype
-             and a.shape[0] * b.shape[1] >= _FUSED_ADD_MIN_SIZE and a.shape[1] > 1)
-    function = _gemm(a.dtype) if fused else None
-    if function is None:
-        out = matmul(a, b)
-        out += c
-        return out
-    out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
-    np.copyto(out, c)
-    # out^T = b^T a^T + out^T: out^T is Fortran-ordered, so BLAS writes out in place; b^T and
-    # a^T are Fortran views of C-ordered operands (others are copied by SciPy)
-    result = function(1.0, b.T, a.T, beta=1.0, c=out.T, overwrite_c=1)
-    if result.ctypes.data != out.ctypes.data:
-        np.copyto(out.T, result)
+    if (a.ndim == 2 and b.ndim == 2 and type(a) is np.ndarray and type(b) is np.ndarray
+            and a.dtype == b.dtype == c.dtype and a.dtype.kind == "f"
+            and a.shape[0] * b.shape[1] >= _FUSED_ADD_MIN_SIZE and a.shape[1] > 1):
+        out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
+        np.copyto(out, c)
+        if blas.gemm(a, b, out):
+            return out
+    out = matmul(a, b)
+    out += c
     return out
-
-
-def _gemm(dtype):
-    function = _GEMM.get(dtype, False)
-    if function is False:
-        try:
-            from scipy.linalg import blas       # imported on first use, not with autograd
-            function = {np.dtype(np.float32): blas.sgemm,
-                        np.dtype(np.float64): blas.dgemm}.get(dtype)
-        except ImportError:
-            function = None
-        _GEMM[dtype] = function
-    return function
