@@ -96,6 +96,26 @@ def same_pads(size, kernel, stride, dilation, lower=False):
     return (large, small) if lower else (small, large)
 
 
+_RESOLVED = {}             # (class, arguments) -> the ConvGeometry they resolve to
+_RESOLVED_LIMIT = 1024     # distinct argument tuples kept; later ones are resolved per call
+
+
+def _plain(values):
+    """True if ``values`` is a tuple of ints, strs or tuples of them (exactly those types)."""
+    for item in values:                  # a loop, not all(...): this runs on every conv call
+        kind = type(item)
+        if kind is not int and kind is not str and not (kind is tuple and _plain(item)):
+            return False
+    return True
+
+
+def _restore(cls, values):
+    geometry = object.__new__(cls)
+    for slot, value in zip(cls.__slots__, values):
+        setattr(geometry, slot, value)
+    return geometry
+
+
 class ConvGeometry:
     """The window geometry of a convolution or pooling over ``dims`` spatial axes (1 or 2).
 
@@ -117,8 +137,34 @@ class ConvGeometry:
     __slots__ = ("kernel", "stride", "dilation", "groups", "pad_mode", "ceil_mode", "dims",
                  "name", "_fixed_pads")
 
-    def __init__(self, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 pad_mode="NOTSET", ceil_mode=False, dims=2, name="conv2d"):
+    def __new__(cls, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                pad_mode="NOTSET", ceil_mode=False, dims=2, name="conv2d"):
+        # A functional conv2d or pool builds its geometry on every call with the same
+        # arguments: resolved once and shared (a geometry is never changed once built), which
+        # takes the argument checks out of a batch-1 CNN's per-call Python. Only arguments made
+        # of plain ints and strings are keys (True == 1 must not find 1's geometry).
+        key = (cls, kernel_size, stride, padding, dilation, groups, pad_mode, ceil_mode, dims,
+               name)
+        cacheable = type(ceil_mode) is bool and _plain(key[1:7]) and _plain(key[8:])
+        if cacheable:
+            geometry = _RESOLVED.get(key)
+            if geometry is not None:
+                return geometry
+        geometry = object.__new__(cls)
+        geometry._resolve(kernel_size, stride, padding, dilation, groups, pad_mode, ceil_mode,
+                          dims, name)
+        if cacheable and len(_RESOLVED) < _RESOLVED_LIMIT:
+            _RESOLVED[key] = geometry
+        return geometry
+
+    def __init__(self, *arguments, **keywords):
+        """Resolved by ``__new__`` (shared between calls with the same arguments)."""
+
+    def __reduce__(self):                # pickle and copy without calling __new__'s checks
+        return _restore, (type(self), tuple(getattr(self, slot) for slot in self.__slots__))
+
+    def _resolve(self, kernel_size, stride, padding, dilation, groups, pad_mode, ceil_mode,
+                 dims, name):
         self.dims, self.name = dims, name
         self.kernel = self._positive(kernel_size, "kernel_size")
         self.stride = self._positive(stride, "stride")

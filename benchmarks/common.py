@@ -111,9 +111,18 @@ def forward_backward_bench(forward, dy, params, backward):
 
 def plain_sgd(pairs, learning_rate):
     """``p -= learning_rate * g`` in place for each (param, grad) pair: the update of the
-    workloads' autograd steps (PyTorch's side does the same under no_grad)."""
+    workloads' autograd steps (PyTorch's side does the same under no_grad, by ``p.add_(g,
+    alpha=-lr)``: one fused pass, as the backend's ``axpy`` where autograd has it)."""
+    try:
+        from autograd.backend import kernels_for
+    except ImportError:
+        kernels_for = None
     for param, grad in pairs:
-        param.data -= learning_rate * grad.data
+        kernels = kernels_for(param.data) if kernels_for is not None else None
+        if hasattr(kernels, "axpy"):
+            kernels.axpy(-learning_rate, grad.data, param.data)
+        else:
+            param.data -= learning_rate * grad.data
 
 
 def replayable_sgd():

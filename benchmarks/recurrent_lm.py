@@ -3,7 +3,8 @@ sequence of T tokens, a linear head to V logits, softmax cross-entropy, gradient
 global norm (0.25) and a plain SGD update; and the same model's no_grad forward (inference).
 
 autograd runs its layers as users write them (``autograd.Embedding``, ``autograd.LSTM`` /
-``autograd.GRU`` with ``return_sequences=True``, ``token_cross_entropy``, ``opt.clip_grad_norm``);
+``autograd.GRU`` with ``return_sequences=True``, ``gemm`` for the head (the op of PyTorch's
+``addmm``: the bias added inside the GEMM), ``token_cross_entropy``, ``opt.clip_grad_norm``);
 PyTorch runs ``nn.Embedding`` + one 2-layer ``nn.LSTM`` / ``nn.GRU`` + ``addmm`` +
 ``cross_entropy`` + ``clip_grad_norm_``; the floor is recurrent_floor.py. ``LSTM_LM`` and
 ``GRU_LM`` are the issue's workloads (V 10k, E = H = 256, T 35, batch 32); ``small_batch.py``
@@ -67,8 +68,8 @@ class RecurrentLM:
 
     # ------------------------------------------------------------------ autograd
     def build_autograd(self, size, seed=5):
-        (backward, matmul, add_bias, reshape, token_cross_entropy, no_grad) = require(
-            "backward", "matmul", "add_bias", "reshape", "token_cross_entropy", "no_grad")
+        (backward, gemm, reshape, token_cross_entropy, no_grad) = require(
+            "backward", "gemm", "reshape", "token_cross_entropy", "no_grad")
         import autograd
         from autograd import Tensor
         from autograd.opt import clip_grad_norm
@@ -93,7 +94,7 @@ class RecurrentLM:
             for module in recurrent:
                 h, _ = module(h)
             h = reshape(h, (-1, width))
-            return add_bias(matmul(h, params["W_out"]), params["b_out"])
+            return gemm(h, params["W_out"], params["b_out"])     # torch.addmm's op
 
         def loss_of_batch():
             return token_cross_entropy(logits(), targets)

@@ -66,3 +66,24 @@ def test_every_spelling_of_padding_resolves_once():
 def test_bad_arguments_name_the_caller_and_the_value(arguments, error, message):
     with pytest.raises(error, match=message):
         ConvGeometry(**arguments)
+
+
+def test_equal_plain_arguments_share_one_resolved_geometry():
+    from autograd.geometry import ConvGeometry
+    import copy
+    import pickle
+    first = ConvGeometry((3, 3), 2, "same", name="conv2d")
+    assert ConvGeometry((3, 3), 2, "same", name="conv2d") is first
+    assert ConvGeometry((3, 3), 2, "same", name="pool") is not first        # its own messages
+    assert ConvGeometry([3, 3], 2, "same").pads((7, 8)) == first.pads((7, 8))   # lists: no key
+    for copied in (pickle.loads(pickle.dumps(first)), copy.deepcopy(first)):
+        assert copied == first and copied.pads((7, 8)) == ((1, 1), (0, 1))
+
+
+@pytest.mark.parametrize("arguments", [
+    {"padding": (1, True)}, {"padding": True}, {"stride": (True, 1)}, {"dilation": True}])
+def test_a_bool_never_finds_the_geometry_of_its_int(arguments):
+    from autograd.geometry import ConvGeometry
+    ConvGeometry(3, stride=(1, 1), padding=(1, 1), dilation=1)      # the int spelling first
+    with pytest.raises(TypeError):
+        ConvGeometry(3, **{"stride": (1, 1), "padding": (1, 1), "dilation": 1, **arguments})

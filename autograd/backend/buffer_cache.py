@@ -74,7 +74,7 @@ def empty(xp, shape, dtype, axis_order=None):
     in memory outermost first as ``axis_order`` says (a permutation; see :func:`axis_order`).
     A large NumPy one is a view of a kept buffer that no array uses any more (never of one that
     a living array, or a view of it, still uses)."""
-    if axis_order is not None and list(axis_order) != list(range(len(shape))):
+    if axis_order is not None and tuple(axis_order) != tuple(range(len(shape))):
         stored = empty(xp, tuple(shape[axis] for axis in axis_order), dtype)
         return stored.transpose(np.argsort(axis_order))     # the inverse permutation
     dtype = np.dtype(dtype)
@@ -84,11 +84,13 @@ def empty(xp, shape, dtype, axis_order=None):
     if _first_use_hooks:
         _first_use()
     with _lock:
-        idle = _idle_indices()
-        for k in reversed(idle):                # the most recently used: likelier in cache
-            if _kept[k].nbytes == nbytes:
+        # the most recently used idle buffer of this size (likelier in cache); the size is
+        # compared before the reference count, which a step's many other buffers then skip
+        for k in range(len(_kept) - 1, -1, -1):
+            if _kept[k].nbytes == nbytes and _reference_count(k) <= _IDLE:
                 _kept.append(_kept.pop(k))      # most recently used last
                 return _kept[-1].view(dtype).reshape(shape)
+        idle = _idle_indices()
         kept_bytes = sum(buffer.nbytes for buffer in _kept)
         evicted = 0
         for k in idle:                          # make room: least recently used first
@@ -109,6 +111,8 @@ def empty_like(array):
     >>> empty_like(np.zeros((2, 3, 4)).transpose(2, 0, 1)).strides
     (8, 96, 32)
     """
+    if array.flags.c_contiguous:
+        return empty(get_array_module(array), array.shape, array.dtype)
     return empty(get_array_module(array), array.shape, array.dtype, axis_order(array))
 
 

@@ -12,6 +12,7 @@ from .numpy_kernels import (as_layout, pad2d, conv2d_backward, max_pool2d_forwar
                             layer_norm_forward, layer_norm_backward, gelu_forward,
                             gelu_backward, masked_softmax,
                             softmax_backward)                              # portable already
+from .numpy_kernels import axpy, sgd_update, adam_update     # noqa: F401  (NumPy forms for CuPy)
 from ..device import get_array_module
 
 name = "cupy"
@@ -20,6 +21,13 @@ name = "cupy"
 def matmul(a, b):
     """a @ b (cuBLAS picks its own kernel for degenerate shapes)."""
     return a @ b
+
+
+def matmul_add(a, b, c):
+    """a @ b + c, c broadcast."""
+    y = a @ b
+    y += c
+    return y
 
 
 def add(x, b):

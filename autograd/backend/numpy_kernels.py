@@ -2,7 +2,8 @@
 machinery of this package: intra-op threads (threads.py), reused host buffers
 (buffer_cache.py), batch-last image layouts (layout.py), im2col columns with the bias in the
 GEMM and Winograd F(4x4, 3x3) (convolution.py, winograd.py), the zero-row ReLU
-(elementwise.py), the outer product and GEMV for degenerate matrix products (matmul.py).
+(elementwise.py), the outer product and GEMV for degenerate matrix products (matmul.py),
+one-pass optimizer updates (update.py).
 cupy_kernels.py has the same names for GPU arrays.
 
 >>> import numpy as np
@@ -10,11 +11,13 @@ cupy_kernels.py has the same names for GPU arrays.
 array([0., 1.])
 """
 from . import attention, convolution, elementwise, matmul as _matmul, normalization, pooling
+from . import update
 from .layout import as_layout                                             # noqa: F401
 from .im2col import pad2d                                                 # noqa: F401
 
 name = "numpy"
 matmul = _matmul.matmul
+matmul_add = _matmul.matmul_add
 add = elementwise.add
 relu = elementwise.relu
 relu_backward = elementwise.relu_backward
@@ -31,6 +34,9 @@ layer_norm_forward = normalization.layer_norm_forward
 layer_norm_backward = normalization.layer_norm_backward
 masked_softmax = attention.masked_softmax
 softmax_backward = attention.softmax_backward
+axpy = update.axpy
+sgd_update = update.sgd_update
+adam_update = update.adam_update
 
 
 def conv2d_forward(x, W, b, geometry, pads, needs):

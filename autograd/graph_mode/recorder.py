@@ -291,14 +291,19 @@ class _ReplayedCall:
 
     def __init__(self, function, leaves, rebuild, outputs):
         self.function, self.rebuild = function, rebuild
-        self.kinds = [(type(leaf), leaf.device) if isinstance(leaf, Tensor) and
-                      not leaf.stores_grad else None for leaf in leaves]
+        # the positions of the Tensors the step made (wrapped again on each replay)
+        self.wrapped = [(position, leaf.device) for position, leaf in enumerate(leaves)
+                        if isinstance(leaf, Tensor) and not leaf.stores_grad]
         self.outputs_are_tensors = [isinstance(o, Tensor) for o in outputs]
 
     def __call__(self, *values):
-        leaves = [value if kind is None else Tensor.from_operation(value, kind[1])
-                  for value, kind in zip(values, self.kinds)]
+        leaves = list(values)
+        for position, device in self.wrapped:
+            leaves[position] = Tensor.from_operation(leaves[position], device)
         args, kwargs = self.rebuild(leaves)
-        outputs, _ = flatten(self.function(*args, **kwargs))
+        result = self.function(*args, **kwargs)
+        if result is None:                     # an update: nothing to flatten
+            return (None,)
+        outputs, _ = flatten(result)
         return tuple(o.data if is_tensor else o
                      for o, is_tensor in zip(outputs, self.outputs_are_tensors))

@@ -93,7 +93,8 @@ def check_conv_arguments(op, x, W, b, groups, kernel_axes, input_axes):
     """The checks conv2d and conv1d share, each message naming ``op`` and its own axes: groups
     a positive int dividing out_channels, W (out_channels, in_channels / groups, *kernel_axes),
     x (N, in_channels, *input_axes), b (out_channels,) or None. Returns groups as an int."""
-    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
+    if type(groups) is not int and (isinstance(groups, bool) or      # int: the usual case
+                                    not isinstance(groups, numbers.Integral)) or groups < 1:
         raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
     groups = int(groups)
     ndim = 2 + len(kernel_axes)

@@ -122,30 +122,40 @@ class Gemm(Operation):
         self.save_for_backward(A, B)
         a = A.T if self.transA else A
         b = B.T if self.transB else B
-        y = a @ b
+        kernels = kernels_for(a)
+        if C is not None:
+            self.c_shape = C.shape
+            if self.alpha == 1 and self.beta == 1:       # PyTorch's addmm: one fused GEMM
+                return kernels.matmul_add(a, b, C)
+        y = kernels.matmul(a, b)
         if self.alpha != 1:
             y *= self.alpha
         if C is not None:
-            self.c_shape = C.shape
             y += self.beta * C if self.beta != 1 else C
         return y
 
     def backward(self, dy):
         A, B = self.saved
         needs = self.needs_input_grad
+        product = kernels_for(dy).matmul
         a = A.T if self.transA else A
         b = B.T if self.transB else B
         dA = dB = None
         if needs[0]:
-            da = self.alpha * (dy @ b.T)
+            da = product(dy, b.T)
+            if self.alpha != 1:
+                da *= self.alpha
             dA = da.T if self.transA else da
         if needs[1]:
-            db = self.alpha * (a.T @ dy)
+            db = product(a.T, dy)
+            if self.alpha != 1:
+                db *= self.alpha
             dB = db.T if self.transB else db
         if len(needs) == 2:
             return dA, dB
-        dC = unbroadcast(self.beta * dy, self.c_shape) if needs[2] else None
-        return dA, dB, dC
+        if not needs[2]:
+            return dA, dB, None
+        return dA, dB, unbroadcast(self.beta * dy if self.beta != 1 else dy, self.c_shape)
 
 
 def gemm(A: Tensor, B: Tensor, C: Optional[Tensor] = None, alpha: float = 1.0,

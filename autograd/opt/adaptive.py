@@ -3,6 +3,7 @@
 Every update is in place on the parameter's array, with state arrays of its dtype on its
 device; hyperparameters reach the arithmetic as Python floats, so float32 stays float32.
 """
+from ..backend import kernels_for
 from ..device import get_array_module
 from .base import Hyperparameter, Optimizer, with_weight_decay
 
@@ -73,27 +74,10 @@ class Adam(Optimizer):
         return values["beta_1"], values["beta_2"]
 
     def update_array(self, data, grad, state, values):
-        lr, beta_1, beta_2 = values["lr"], values["beta_1"], values["beta_2"]
-        weight_decay = values["weight_decay"]
-        xp = get_array_module(data)
-        if not self.decoupled_weight_decay:
-            grad = with_weight_decay(grad, data, weight_decay)
-        m = _zeros_slot(state, "m", data)
-        v = _zeros_slot(state, "v", data)
-        t = state.get("step", 0) + 1
-        m *= beta_1
-        m += (1.0 - beta_1) * grad
-        v *= beta_2
-        v += (1.0 - beta_2) * (grad * grad)
-        if self.decoupled_weight_decay and weight_decay != 0:
-            data *= 1.0 - lr * weight_decay
-        denominator = v * (1.0 / (1.0 - beta_2 ** t))
-        xp.sqrt(denominator, out=denominator)
-        denominator += values["epsilon"]
-        step = m * (lr / (1.0 - beta_1 ** t))
-        step /= denominator
-        data -= step
-        state["step"] = t
+        # in place with one temporary (backend/update.py)
+        kernels_for(data).adam_update(data, grad, state, values["lr"], values["beta_1"],
+                                      values["beta_2"], values["epsilon"],
+                                      values["weight_decay"], self.decoupled_weight_decay)
 
 
 class AdamW(Adam):

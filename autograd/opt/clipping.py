@@ -1,6 +1,7 @@
 """Gradient clipping by the global norm over the (param, grad) pairs of one backward."""
 import numpy as np
 
+from ..backend import buffer_cache
 from ..device import cpu, device_of_array, get_array_module
 from ..recording import replayable
 from ..tensor import Tensor
@@ -49,16 +50,38 @@ def clip_grad_norm(pairs, max_norm, epsilon=1e-6):
 
     total = None
     for array in arrays:
-        squares = xp.sum(array * array)
+        squares = _sum_of_squares(array) if xp is np else xp.sum(array * array)
         total = squares if total is None else total + squares
     norm = xp.sqrt(xp.asarray(total))
     scale = xp.minimum(1.0, max_norm / (norm + epsilon))
 
     clipped = []
     for (param, grad), array in zip(pairs, arrays):
-        scaled = array * scale.astype(array.dtype)
+        if xp is np:        # a cached buffer: no fresh pages for a large gradient each step
+            scaled = np.multiply(array, scale.astype(array.dtype),
+                                 out=buffer_cache.empty_like(array))
+        else:
+            scaled = array * scale.astype(array.dtype)
         if isinstance(grad, Tensor):
             scaled = Tensor.from_gradient(scaled, grad.device)
         clipped.append((param, scaled))
     device = pairs[0][1].device if isinstance(pairs[0][1], Tensor) else device_of_array(arrays[0])
     return clipped, Tensor.from_gradient(norm, device)
+
+
+# float32 dot products over blocks of this many elements, the blocks' sums added in float64:
+# one pass over the gradient without a temporary of its size, and a rounding error bounded by
+# a block's, not the whole gradient's
+_SQUARES_BLOCK = 1 << 16
+
+
+def _sum_of_squares(array):
+    """sum(array ** 2) of a NumPy array, in its dtype, by blocks of BLAS dot products."""
+    flat = array.reshape(-1) if array.flags.c_contiguous else np.ravel(array)
+    if flat.size <= _SQUARES_BLOCK or flat.dtype.itemsize < 4:
+        return np.sum(flat * flat)
+    total = 0.0
+    for start in range(0, flat.size, _SQUARES_BLOCK):
+        block = flat[start:start + _SQUARES_BLOCK]
+        total += float(np.dot(block, block))
+    return flat.dtype.type(total)

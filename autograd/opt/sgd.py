@@ -1,5 +1,6 @@
 """Stochastic gradient descent, optionally with momentum (heavy-ball or Nesterov)."""
-from .base import Hyperparameter, Optimizer, with_weight_decay
+from ..backend import kernels_for
+from .base import Hyperparameter, Optimizer
 
 __all__ = ["SGD"]
 
@@ -48,17 +49,10 @@ class SGD(Optimizer):
         self.nesterov = bool(nesterov)
 
     def update_array(self, data, grad, state, values):
-        lr, momentum = values["lr"], values["momentum"]
-        grad = with_weight_decay(grad, data, values["weight_decay"])
-        buffer = state.get("momentum_buffer")
-        if momentum != 0 or buffer is not None:
-            if buffer is None:
-                buffer = state["momentum_buffer"] = grad.copy()
-            else:
-                buffer *= momentum
-                buffer += (1.0 - values["dampening"]) * grad
-            grad = grad + momentum * buffer if self.nesterov else buffer
-        data -= lr * grad
+        # in place, one pass per term where BLAS allows (backend/update.py)
+        kernels_for(data).sgd_update(data, grad, state, values["lr"], values["momentum"],
+                                     values["dampening"], values["weight_decay"],
+                                     self.nesterov)
 
     def options(self):
         return {"nesterov": self.nesterov}

@@ -100,3 +100,45 @@ def test_add_broadcasts_a_bias_as_numpy_does(shape, bias_shape):
     b = rng.standard_normal(bias_shape).astype(np.float32)
     for stored in (x, np.ascontiguousarray(x.T).T):
         np.testing.assert_array_equal(numpy_kernels.add(stored, b), x + b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layouts", [("c", "c"), ("strided", "transposed"),
+                                     ("transposed", "strided")])
+def test_a_large_outer_product_is_each_product_rounded_once(dtype, layouts):
+    """(m, 1) @ (1, n) over the size where BLAS's ger writes it: exactly a[i] * b[j], into a
+    buffer that held other values before (the cache hands out dirty memory)."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((300, 1)).astype(dtype)
+    b = rng.standard_normal((1, 400)).astype(dtype)
+    for _ in range(2):
+        dirty = numpy_kernels.matmul(np.full((300, 1), 3.0, dtype), np.ones((1, 400), dtype))
+        del dirty
+        y = numpy_kernels.matmul(_stored(a, layouts[0]), _stored(b, layouts[1]))
+        assert y.shape == (300, 400) and y.dtype == dtype and y.flags.c_contiguous
+        np.testing.assert_array_equal(y, a * b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("c_shape", [(300,), (1, 300), (200, 1), (200, 300), ()])
+@pytest.mark.parametrize("layouts", [("c", "c"), ("transposed", "strided")])
+def test_matmul_add_is_the_product_plus_c(dtype, c_shape, layouts):
+    """a @ b + c on the fused GEMM's sizes (and a dirty cached buffer) against float64."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((200, 70)).astype(dtype)
+    b = rng.standard_normal((70, 300)).astype(dtype)
+    c = rng.standard_normal(c_shape).astype(dtype)
+    for _ in range(2):
+        dirty = numpy_kernels.matmul(np.ones((200, 70), dtype), np.ones((70, 300), dtype))
+        del dirty
+        y = numpy_kernels.matmul_add(_stored(a, layouts[0]), _stored(b, layouts[1]), c)
+        assert y.shape == (200, 300) and y.dtype == dtype
+        expected = reference(a, b) + c.astype(np.float64)
+        tolerance = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(y, expected, rtol=tolerance, atol=tolerance * 10)
+
+
+def test_matmul_add_small_and_mixed_dtypes_take_the_plain_path():
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    np.testing.assert_array_equal(numpy_kernels.matmul_add(a, b, np.arange(4.0, dtype=np.float32)),
+                                  3 + np.arange(4.0)[None, :].repeat(2, 0))

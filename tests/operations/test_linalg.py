@@ -59,6 +59,9 @@ CASES = [
     _gemm_case((3, 4), (2, 4), (3, 1), transB=True, beta=-2.0),
     _gemm_case((4, 3), (2, 4), (1, 2), transA=True, transB=True, alpha=1.5, beta=0.25),
     _gemm_case((4, 3), (2, 4), (), transA=1, transB=1, alpha=-1.0, beta=3.0),
+    # results of 16k and more: the bias in the GEMM (backend matmul_add, PyTorch's addmm)
+    _gemm_case((130, 5), (5, 130), (130,)),
+    _gemm_case((5, 130), (5, 130), (130, 1), transA=True),
     _gemm_case((1, 4), (4, 1), (1, 1), alpha=2.0, beta=0.0),
 ]
 

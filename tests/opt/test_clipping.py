@@ -33,6 +33,25 @@ def test_clip_matches_numpy(seed, max_norm, dtype):
         np.testing.assert_array_equal(pair[1].to_numpy(), k)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["c", "transposed"])
+def test_large_gradients_norm_and_scale(dtype, layout):
+    """Gradients over the block size of the one-pass norm (and a non-contiguous one)."""
+    rng = np.random.default_rng(3)
+    grads = [rng.standard_normal(shape).astype(dtype) for shape in [(700, 300), (65537,)]]
+    if layout == "transposed":
+        grads[0] = np.ascontiguousarray(grads[0].T).T
+    pairs = [(Tensor(data=np.zeros(g.shape, dtype), stores_grad=True), g) for g in grads]
+    clipped, norm = opt.clip_grad_norm(pairs, 5.0)
+    expected_norm = np.sqrt(sum(np.sum(g.astype(np.float64) ** 2) for g in grads))
+    tolerance = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(norm.to_numpy(), expected_norm, rtol=tolerance)
+    for (_, grad), original in zip(clipped, grads):
+        assert grad is not original and grad.shape == original.shape
+        np.testing.assert_allclose(grad, original * (5.0 / (expected_norm + 1e-6)),
+                                   rtol=4 * tolerance)
+
+
 def test_small_gradients_are_unchanged_and_raw_arrays_stay_arrays():
     param = Tensor(data=[0.0, 0.0], stores_grad=True)
     grad = np.array([0.3, 0.4], np.float32)

@@ -1,0 +1,120 @@
+"""The in-place update kernels (autograd/backend/update.py) against the optimizers' formulas
+written here in float64 NumPy: axpy on the BLAS path (contiguous, large) and the NumPy path
+(small, strided, float16, 0-d), SGD with momentum, dampening, weight decay and Nesterov over
+several steps, Adam and AdamW over several steps; the gradient is never written."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from autograd.backend import numpy_kernels, update
+
+
+def _stored(array, how):
+    """The same values as a C-order array or as a strided view."""
+    if how == "strided":
+        buffer = np.full(array.shape + (2,), np.nan, array.dtype)
+        buffer[..., 0] = array
+        return buffer[..., 0]
+    return array.copy()
+
+
+def _tolerance(dtype):
+    return {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-13}[dtype]
+
+
+@given(size=st.sampled_from([0, 1, 7, 255, 256, 1000, 4099]), alpha=st.floats(-3, 3),
+       layouts=st.tuples(*[st.sampled_from(["c", "strided"])] * 2),
+       dtype=st.sampled_from([np.float16, np.float32, np.float64]), seed=st.integers(0, 99))
+def test_axpy_is_y_plus_alpha_x_in_place(size, alpha, layouts, dtype, seed):
+    rng = np.random.default_rng(seed)
+    x0 = rng.standard_normal(size).astype(dtype)
+    y0 = rng.standard_normal(size).astype(dtype)
+    x, y = _stored(x0, layouts[0]), _stored(y0, layouts[1])
+    address = y.__array_interface__["data"][0]
+    numpy_kernels.axpy(alpha, x, y)
+    expected = y0.astype(np.float64) + np.float64(np.asarray(alpha, dtype)) * x0
+    scale = 1 + np.abs(y0.astype(np.float64)) + abs(alpha) * np.abs(x0.astype(np.float64))
+    assert np.all(np.abs(y - expected) <= _tolerance(dtype) * 4 * scale)
+    assert y.__array_interface__["data"][0] == address and y.dtype == dtype
+    np.testing.assert_array_equal(x, x0)
+
+
+@pytest.mark.parametrize("alpha", [1.0, -1.0, 0.5])
+def test_axpy_on_the_blas_path_writes_y_and_no_other_memory(alpha):
+    x = np.arange(1000, dtype=np.float32).reshape(10, 100)
+    y = np.ones((10, 100), np.float32)
+    neighbour = np.ones(1100, np.float32)
+    y_view = neighbour[50:1050].reshape(10, 100)
+    numpy_kernels.axpy(alpha, x, y)
+    numpy_kernels.axpy(alpha, x, y_view)
+    np.testing.assert_allclose(y, 1 + alpha * x.astype(np.float64), rtol=1e-6)
+    np.testing.assert_array_equal(y_view, y)
+    assert np.all(neighbour[:50] == 1) and np.all(neighbour[1050:] == 1)
+
+
+def _sgd_reference(p, gradients, lr, momentum, dampening, weight_decay, nesterov):
+    p, buffer = p.astype(np.float64), None
+    for g in gradients:
+        g = g + weight_decay * p
+        if momentum:
+            buffer = g.copy() if buffer is None else momentum * buffer + (1 - dampening) * g
+            g = g + momentum * buffer if nesterov else buffer
+        p = p - lr * g
+    return p
+
+
+@given(shape=st.sampled_from([(3,), (40, 30), (1, 700)]), lr=st.floats(0.001, 1),
+       momentum=st.sampled_from([0.0, 0.9]), dampening=st.sampled_from([0.0, 0.3]),
+       weight_decay=st.sampled_from([0.0, 0.01]), nesterov=st.booleans(),
+       seed=st.integers(0, 99))
+def test_sgd_update_follows_pytorchs_formula(shape, lr, momentum, dampening, weight_decay,
+                                             nesterov, seed):
+    rng = np.random.default_rng(seed)
+    p0 = rng.standard_normal(shape).astype(np.float32)
+    gradients = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+    p, state = p0.copy(), {}
+    for g in gradients:
+        kept = g.copy()
+        numpy_kernels.sgd_update(p, g, state, lr, momentum, dampening, weight_decay, nesterov)
+        np.testing.assert_array_equal(g, kept)
+    expected = _sgd_reference(p0, gradients, lr, momentum, dampening, weight_decay, nesterov)
+    np.testing.assert_allclose(p, expected, rtol=1e-5, atol=1e-5 * (1 + lr * 20))
+    assert ("momentum_buffer" in state) == (momentum != 0)
+
+
+def _adam_reference(p, gradients, lr, beta_1, beta_2, epsilon, weight_decay, decoupled):
+    p = p.astype(np.float64)
+    m = v = np.zeros_like(p)
+    for t, g in enumerate(gradients, start=1):
+        if not decoupled:
+            g = g + weight_decay * p
+        m = beta_1 * m + (1 - beta_1) * g
+        v = beta_2 * v + (1 - beta_2) * g * g
+        if decoupled:
+            p = p * (1 - lr * weight_decay)
+        p = p - lr * (m / (1 - beta_1 ** t)) / (np.sqrt(v / (1 - beta_2 ** t)) + epsilon)
+    return p
+
+
+@given(shape=st.sampled_from([(5,), (30, 20), (1, 900)]), lr=st.floats(1e-4, 0.1),
+       weight_decay=st.sampled_from([0.0, 0.05]), decoupled=st.booleans(),
+       seed=st.integers(0, 99))
+def test_adam_update_follows_the_formula(shape, lr, weight_decay, decoupled, seed):
+    rng = np.random.default_rng(seed)
+    p0 = rng.standard_normal(shape).astype(np.float32)
+    gradients = [rng.standard_normal(shape).astype(np.float32) for _ in range(5)]
+    p, state = p0.copy(), {}
+    for g in gradients:
+        kept = g.copy()
+        numpy_kernels.adam_update(p, g, state, lr, 0.9, 0.999, 1e-8, weight_decay, decoupled)
+        np.testing.assert_array_equal(g, kept)
+    expected = _adam_reference(p0, gradients, lr, 0.9, 0.999, 1e-8, weight_decay, decoupled)
+    np.testing.assert_allclose(p, expected, rtol=1e-5, atol=1e-6)
+    assert state["step"] == 5 and state["m"].dtype == np.float32
+
+
+def test_without_blas_the_numpy_expression_runs(monkeypatch):
+    monkeypatch.setattr(update.blas, "_routines", {})
+    y = np.ones(1000, np.float32)
+    numpy_kernels.axpy(-0.25, np.full(1000, 2.0, np.float32), y)
+    np.testing.assert_array_equal(y, np.full(1000, 0.5, np.float32))
