@@ -69,7 +69,7 @@ CUPY_SIGNATURES = {
 }
 for _ufunc in ("abs add subtract multiply maximum minimum matmul sqrt exp expm1 log log1p "
                "sign rint ceil floor isfinite sin cos tan sinh cosh tanh arcsin arccos arctan "
-               "arcsinh arccosh arctanh reciprocal negative copysign").split():
+               "arcsinh arccosh arctanh reciprocal negative copysign divide").split():
     CUPY_SIGNATURES[_ufunc] = UFUNC
 
 # The keywords that CuPy's docs describe for a "**kwargs" parameter.

@@ -11,7 +11,8 @@ from .numpy_kernels import (as_layout, pad2d, conv2d_backward, max_pool2d_forwar
                             batch_norm_forward, batch_norm_backward,
                             layer_norm_forward, layer_norm_backward, gelu_forward,
                             gelu_backward, masked_softmax,
-                            softmax_backward)                              # portable already
+                            softmax_backward, softmax_rows,
+                            softmax_rows_backward)                         # portable already
 from .numpy_kernels import axpy, sgd_update, adam_update     # noqa: F401  (NumPy forms for CuPy)
 from ..device import get_array_module
 

@@ -3,14 +3,16 @@ machinery of this package: intra-op threads (threads.py), reused host buffers
 (buffer_cache.py), batch-last image layouts (layout.py), im2col columns with the bias in the
 GEMM and Winograd F(4x4, 3x3) (convolution.py, winograd.py), the zero-row ReLU
 (elementwise.py), the outer product and GEMV for degenerate matrix products (matmul.py),
-one-pass optimizer updates (update.py).
+one-pass optimizer updates (update.py), the head's softmax cross-entropy
+(cross_entropy.py).
 cupy_kernels.py has the same names for GPU arrays.
 
 >>> import numpy as np
 >>> relu(np.array([-1.0, 1.0]))
 array([0., 1.])
 """
-from . import attention, convolution, elementwise, matmul as _matmul, normalization, pooling
+from . import attention, convolution, cross_entropy, elementwise, normalization, pooling
+from . import matmul as _matmul
 from . import update
 from .layout import as_layout                                             # noqa: F401
 from .im2col import pad2d                                                 # noqa: F401
@@ -34,6 +36,8 @@ layer_norm_forward = normalization.layer_norm_forward
 layer_norm_backward = normalization.layer_norm_backward
 masked_softmax = attention.masked_softmax
 softmax_backward = attention.softmax_backward
+softmax_rows = cross_entropy.softmax_rows
+softmax_rows_backward = cross_entropy.softmax_rows_backward
 axpy = update.axpy
 sgd_update = update.sgd_update
 adam_update = update.adam_update

@@ -163,6 +163,9 @@ class _Worker:
                 function(start, stop)
             except BaseException as error:     # handed to the caller, raised there
                 self.error = error
+            # Not held while waiting for the next chunk: a pass's closure refers to its arrays,
+            # which would stay alive (their cached buffers not reusable) until then.
+            del function
             self.done.release()
 
     def start(self, function, start, stop):

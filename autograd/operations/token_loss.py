@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backend import kernels_for
 from ..device import get_array_module
 from .base import Operation
 from .utils import check_tensor, out_of_range
@@ -48,15 +49,8 @@ class TokenCrossEntropy(Operation):
         vocabulary = x.shape[-1]
         self.logits_shape = x.shape
         rows = x.reshape(-1, vocabulary)
-        count = rows.shape[0]
-        positions = xp.arange(count)
-        shifted = rows - rows.max(axis=1, keepdims=True)
-        picked = shifted[positions, self.targets]
-        probabilities = xp.exp(shifted, out=shifted)
-        total = probabilities.sum(axis=1)
-        losses = xp.log(total) - picked                     # -log_softmax at each target
+        losses, probabilities = kernels_for(x).softmax_rows(rows, self.targets)
         losses *= self.kept
-        probabilities /= total[:, None]
         self.save_for_backward(probabilities)
         kept_count = self.kept.sum()
         if self.reduction == "sum":
@@ -68,15 +62,13 @@ class TokenCrossEntropy(Operation):
 
     def backward(self, dy):
         (probabilities,) = self.saved
-        count = probabilities.shape[0]
         if self.reduction == "none":
             weight = dy.reshape(-1) * self.kept
         elif self.reduction == "sum":
             weight = dy * self.kept
         else:
             weight = (dy / self.kept_count).astype(dy.dtype) * self.kept
-        dx = probabilities * weight[:, None]
-        dx[get_array_module(dx).arange(count), self.targets] -= weight
+        dx = kernels_for(probabilities).softmax_rows_backward(probabilities, self.targets, weight)
         return dx.reshape(self.logits_shape), None
 
 

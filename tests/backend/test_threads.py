@@ -84,6 +84,26 @@ def test_a_worker_error_is_raised_in_the_caller_after_every_chunk(forced_threads
     assert sorted(covered) == list(range(9))
 
 
+def test_workers_keep_no_reference_to_a_finished_pass(forced_threads):
+    """A pass's function (a closure over its arrays) is dropped once the pass returns, so a
+    cached buffer it wrote is free for the next request at once."""
+    import gc
+    import weakref
+    array = np.zeros(64)
+
+    def fill(start, stop):
+        array[start:stop] = 1
+
+    threads.parallel_for(fill, 64, array)
+    finished, watched = weakref.ref(fill), weakref.ref(array)
+    del fill, array
+    gc.disable()                       # reference counts alone must free them
+    try:
+        assert finished() is None and watched() is None
+    finally:
+        gc.enable()
+
+
 def test_concurrent_callers_each_cover_their_range_once(forced_threads):
     """Two user threads splitting passes at once: whoever finds the workers busy runs its pass
     itself; every range is still covered exactly once and nothing waits for ever."""
