@@ -49,7 +49,10 @@ def clip_grad_norm(pairs, max_norm, epsilon=1e-6):
 
     total = None
     for array in arrays:
-        squares = xp.sum(array * array)
+        # one pass that writes nothing: a dot product of the gradient with itself (BLAS),
+        # not array * array (a temporary the gradient's size) summed after
+        flat = array.reshape(-1)
+        squares = xp.vdot(flat, flat)
         total = squares if total is None else total + squares
     norm = xp.sqrt(xp.asarray(total))
     scale = xp.minimum(1.0, max_norm / (norm + epsilon))
