@@ -3,7 +3,7 @@
     python examples/train_gpt.py                    # nanoGPT's CPU configuration, 2,000 steps
     python examples/train_gpt.py --fast             # a tiny model for a few seconds (tests)
     python examples/train_gpt.py --temperature 0.8 --top-k 20 --sample-chars 1000
-    python examples/train_gpt.py --eager            # without graph mode (the same losses)
+    python examples/train_gpt.py --graph            # graph mode (the same losses, bit for bit)
 
 The configuration is nanoGPT's documented CPU run of shakespeare_char: 4 layers, 4 heads, width
 128, context 64, batch 12, 2,000 iterations, AdamW (lr 1e-3, betas 0.9/0.99, weight decay 0.1
@@ -12,10 +12,12 @@ no dropout; the token embedding is tied to the output projection. nanoGPT report
 loss of about 1.88 nats per character for it. benchmarks/gpt_torch_reference.py is the same
 model and loop in PyTorch.
 
-The training step and the loss estimate run in graph mode (``autograd.capture``, see
-docs/graph_mode.md): each is recorded on its first two calls and replayed without the tape
-after that, which gives the eager run's losses and parameters bit for bit; ``--eager`` runs
-every step on the tape.
+With ``--graph`` the training step and the loss estimate run in graph mode
+(``autograd.capture``, see docs/graph_mode.md): each is recorded on its first two calls and
+replayed without the tape after that, which gives the eager run's losses and parameters bit
+for bit. It is not the default: this model's step is GEMMs and elementwise passes, the tape's
+bookkeeping is a few percent of it, and the recordings hold about 220 MB more
+(benchmarks/NOTES.md).
 """
 import sys
 import time
@@ -75,8 +77,9 @@ def parse_arguments(argv):
     parser.add_argument("--final-eval-batches", type=int, default=200,
                         help="batches for the final validation loss")
     parser.add_argument("--top-k", type=int, default=None)
-    parser.add_argument("--eager", action="store_true",
-                        help="run every step on the tape (no graph mode); same results")
+    parser.add_argument("--graph", action="store_true",
+                        help="graph mode: capture the training step and the loss estimate, "
+                             "then replay them without the tape; same results")
     parser.add_argument("--save", metavar="PATH", default="train_gpt.ckpt",
                         help="checkpoint written at the end ('' for none)")
     parser.add_argument("--plot", metavar="PNG", default="train_gpt_curves.png",
@@ -150,7 +153,7 @@ def main(argv=None):
     def loss_of(x, y):
         return autograd.token_cross_entropy(model(x), y)
 
-    if not args.eager:
+    if args.graph:
         train_step, loss_of = autograd.capture(train_step), autograd.capture(loss_of)
     history = {"iteration": [], "train": [], "val": [], "step_loss": []}
     bar = tqdm(total=args.iterations, unit="it", disable=args.quiet, file=sys.stdout)
@@ -193,7 +196,7 @@ def main(argv=None):
     text = sample(model, vocabulary, args.sample_chars, args.context, args.temperature,
                   args.top_k, np.random.default_rng(args.seed))
     print("-" * 72 + "\n" + text + "\n" + "-" * 72)
-    replays = (0, 0) if args.eager else (train_step.replays, loss_of.replays)
+    replays = (train_step.replays, loss_of.replays) if args.graph else (0, 0)
     return {"val_loss": final_val, "seconds": train_seconds, "history": history,
             "sample": text, "replays": replays}
 

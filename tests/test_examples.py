@@ -203,13 +203,13 @@ def test_train_gpt_fast_run_learns_samples_and_writes_its_files(tmp_path):
 
 
 def test_train_gpt_graph_mode_gives_the_eager_run_bit_for_bit(tmp_path):
-    """The default run replays its captured training step and loss estimate (AdamW's two
-    parameter groups, the schedule, clipping, eval mode) and ends with the --eager run's
-    parameters, losses and sample, bit for bit."""
+    """--graph replays its captured training step and loss estimate (AdamW's two parameter
+    groups, the schedule, clipping, eval mode) and ends with the eager run's parameters,
+    losses and sample, bit for bit."""
     example = load_example("train_gpt")
     common = ["--fast", "--quiet", "--plot", ""]                     # 60 iterations
-    eager = example.main(common + ["--eager", "--save", str(tmp_path / "eager.ckpt")])
-    graph = example.main(common + ["--save", str(tmp_path / "graph.ckpt")])
+    eager = example.main(common + ["--save", str(tmp_path / "eager.ckpt")])
+    graph = example.main(common + ["--graph", "--save", str(tmp_path / "graph.ckpt")])
     assert graph["replays"] == (58, 38)      # all but the two recorded calls of each
     eager_state = autograd.io.read(tmp_path / "eager.ckpt")
     graph_state = autograd.io.read(tmp_path / "graph.ckpt")
