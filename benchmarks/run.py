@@ -57,7 +57,8 @@ from benchmarks.replayed import Replayed                             # noqa: E40
 WORKLOADS = [tape, mlp, mlp_layers, cnn, batchnorm, resnet, transformer, transformer_large,
              recurrent_lm.LSTM_LM, recurrent_lm.GRU_LM, *small_batch.WORKLOADS,
              tape_replay, mlp_replay, Replayed(recurrent_lm.LSTM_LM),
-             Replayed(recurrent_lm.GRU_LM), *[Replayed(w) for w in small_batch.WORKLOADS]]
+             Replayed(recurrent_lm.GRU_LM), *[Replayed(w) for w in small_batch.WORKLOADS],
+             Replayed(transformer), Replayed(transformer_large)]
 IMPLEMENTATIONS = ("autograd", "floor", "torch")
 DEFAULT_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
 SCALE = {"ms": 1e3, "us": 1e6}

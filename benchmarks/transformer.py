@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .common import Bench, require, float32_problems, random_state, as_numpy
+from .common import Bench, require, float32_problems, random_state, as_numpy, replayable_sgd
 
 NAME = "transformer"
 DESCRIPTION = "char GPT 4x(128 wide, 4 heads), batch 12 x context 64, SGD step"
@@ -89,9 +89,10 @@ def build_autograd(size, seed=4):
     for name, tensor in tensors.items():
         tensor.data = initial[name].copy()
 
+    update = replayable_sgd()       # so that transformer_replay can capture the step
+
     def step():
-        for param, grad in backward(token_cross_entropy(model(x), targets)):
-            param.data -= LEARNING_RATE * grad.data
+        update(backward(token_cross_entropy(model(x), targets)), LEARNING_RATE)
 
     def check():
         loss = token_cross_entropy(model(x), targets)

@@ -29,13 +29,17 @@ def argument_parser(description, iterations, batch_size, lr, min_lr, eval_batche
     return parser
 
 
-def estimate_loss(model, ids, args, rng, batches):
-    """The mean loss over ``batches`` random windows, in eval mode and without recording."""
+def estimate_loss(model, ids, args, rng, batches, loss_of=None):
+    """The mean loss over ``batches`` random windows, in eval mode and without recording;
+    ``loss_of(x, y)`` gives a batch's loss Tensor (default: the token cross entropy of
+    ``model(x)``; a captured function replays it in graph mode)."""
     model.eval()
     total = 0.0
     with autograd.no_grad():
         for _ in range(batches):
             x, y = random_windows(ids, args.batch_size, args.context, rng)
-            total += autograd.token_cross_entropy(model(x), y).item()
+            loss = (loss_of(x, y) if loss_of is not None
+                    else autograd.token_cross_entropy(model(x), y))
+            total += loss.item()
     model.train()
     return total / batches

@@ -3,6 +3,7 @@
     python examples/train_gpt.py                    # nanoGPT's CPU configuration, 2,000 steps
     python examples/train_gpt.py --fast             # a tiny model for a few seconds (tests)
     python examples/train_gpt.py --temperature 0.8 --top-k 20 --sample-chars 1000
+    python examples/train_gpt.py --graph            # graph mode (the same losses, bit for bit)
 
 The configuration is nanoGPT's documented CPU run of shakespeare_char: 4 layers, 4 heads, width
 128, context 64, batch 12, 2,000 iterations, AdamW (lr 1e-3, betas 0.9/0.99, weight decay 0.1
@@ -10,6 +11,13 @@ on the matrices) with 100 warm-up steps and a cosine decay to 1e-4, gradient cli
 no dropout; the token embedding is tied to the output projection. nanoGPT reports a validation
 loss of about 1.88 nats per character for it. benchmarks/gpt_torch_reference.py is the same
 model and loop in PyTorch.
+
+With ``--graph`` the training step and the loss estimate run in graph mode
+(``autograd.capture``, see docs/graph_mode.md): each is recorded on its first two calls and
+replayed without the tape after that, which gives the eager run's losses and parameters bit
+for bit. It is not the default: this model's step is GEMMs and elementwise passes, the tape's
+bookkeeping is a few percent of it, and the recordings hold about 220 MB more
+(benchmarks/NOTES.md).
 """
 import sys
 import time
@@ -69,6 +77,9 @@ def parse_arguments(argv):
     parser.add_argument("--final-eval-batches", type=int, default=200,
                         help="batches for the final validation loss")
     parser.add_argument("--top-k", type=int, default=None)
+    parser.add_argument("--graph", action="store_true",
+                        help="graph mode: capture the training step and the loss estimate, "
+                             "then replay them without the tape; same results")
     parser.add_argument("--save", metavar="PATH", default="train_gpt.ckpt",
                         help="checkpoint written at the end ('' for none)")
     parser.add_argument("--plot", metavar="PNG", default="train_gpt_curves.png",
@@ -127,6 +138,23 @@ def main(argv=None):
     schedule = opt.LinearWarmup(opt.CosineDecay(args.lr, total_steps=args.iterations,
                                                 final=args.min_lr), warmup_steps=args.warmup)
     decayed, plain = make_optimizers(model, args, schedule)
+
+    def train_step(x, y):
+        """Forward, backward, clipping, the AdamW updates: one iteration, what graph mode
+        captures and replays."""
+        loss = autograd.token_cross_entropy(model(x), y)
+        pairs, _ = opt.clip_grad_norm(autograd.backward(loss), args.clip)
+        for param, grad in pairs:
+            (decayed if param.ndim >= 2 else plain).update(param, grad)
+        decayed.step()
+        plain.step()
+        return loss
+
+    def loss_of(x, y):
+        return autograd.token_cross_entropy(model(x), y)
+
+    if args.graph:
+        train_step, loss_of = autograd.capture(train_step), autograd.capture(loss_of)
     history = {"iteration": [], "train": [], "val": [], "step_loss": []}
     bar = tqdm(total=args.iterations, unit="it", disable=args.quiet, file=sys.stdout)
     start = time.perf_counter()
@@ -134,8 +162,8 @@ def main(argv=None):
     for iteration in range(args.iterations + 1):
         if iteration % args.eval_interval == 0 or iteration == args.iterations:
             eval_start = time.perf_counter()
-            train_loss = estimate_loss(model, train_ids, args, rng, args.eval_batches)
-            val_loss = estimate_loss(model, val_ids, args, rng, args.eval_batches)
+            train_loss = estimate_loss(model, train_ids, args, rng, args.eval_batches, loss_of)
+            val_loss = estimate_loss(model, val_ids, args, rng, args.eval_batches, loss_of)
             eval_seconds += time.perf_counter() - eval_start
             history["iteration"].append(iteration)
             history["train"].append(train_loss)
@@ -145,12 +173,7 @@ def main(argv=None):
         if iteration == args.iterations:
             break
         x, y = random_windows(train_ids, args.batch_size, args.context, rng)
-        loss = autograd.token_cross_entropy(model(x), y)
-        pairs, _ = opt.clip_grad_norm(autograd.backward(loss), args.clip)
-        for param, grad in pairs:
-            (decayed if param.ndim >= 2 else plain).update(param, grad)
-        decayed.step()
-        plain.step()
+        loss = train_step(x, y)
         history["step_loss"].append(loss.item())
         bar.update(1)
         if iteration % 10 == 0:
@@ -159,7 +182,7 @@ def main(argv=None):
     bar.close()
     train_seconds = time.perf_counter() - start
     final_val = estimate_loss(model, val_ids, args, np.random.default_rng(0),
-                              args.final_eval_batches)
+                              args.final_eval_batches, loss_of)
     print(f"final val loss {final_val:.4f} nats/char ({args.final_eval_batches} batches); "
           f"{train_seconds:.1f} s for {args.iterations} iterations, of which "
           f"{eval_seconds:.1f} s evaluating")
@@ -173,8 +196,9 @@ def main(argv=None):
     text = sample(model, vocabulary, args.sample_chars, args.context, args.temperature,
                   args.top_k, np.random.default_rng(args.seed))
     print("-" * 72 + "\n" + text + "\n" + "-" * 72)
+    replays = (train_step.replays, loss_of.replays) if args.graph else (0, 0)
     return {"val_loss": final_val, "seconds": train_seconds, "history": history,
-            "sample": text}
+            "sample": text, "replays": replays}
 
 
 def plot_curves(history, path):

@@ -202,6 +202,22 @@ def test_train_gpt_fast_run_learns_samples_and_writes_its_files(tmp_path):
     assert extras["iteration"] == 60 and abs(extras["val_loss"] - result["val_loss"]) < 1e-9
 
 
+def test_train_gpt_graph_mode_gives_the_eager_run_bit_for_bit(tmp_path):
+    """--graph replays its captured training step and loss estimate (AdamW's two parameter
+    groups, the schedule, clipping, eval mode) and ends with the eager run's parameters,
+    losses and sample, bit for bit."""
+    example = load_example("train_gpt")
+    common = ["--fast", "--quiet", "--plot", ""]                     # 60 iterations
+    eager = example.main(common + ["--save", str(tmp_path / "eager.ckpt")])
+    graph = example.main(common + ["--graph", "--save", str(tmp_path / "graph.ckpt")])
+    assert graph["replays"] == (58, 38)      # all but the two recorded calls of each
+    eager_state = autograd.io.read(tmp_path / "eager.ckpt")
+    graph_state = autograd.io.read(tmp_path / "graph.ckpt")
+    for name, value in eager_state["model"].items():
+        assert value.tobytes() == graph_state["model"][name].tobytes(), name
+    assert eager["history"] == graph["history"] and eager["sample"] == graph["sample"]
+
+
 def test_train_lstm_lm_fast_run_learns():
     result = load_example("train_lstm_lm").main(["--fast", "--quiet"])
     assert result["history"]["val"][-1] < result["history"]["val"][0] - 0.5
