@@ -21,7 +21,7 @@ map them); ``--own-tests`` narrows that to ``tests/<pkg>/test_<mod>.py`` and
 ``test_<mod>_*.py`` (where they exist), which is what makes a package the size of operations/
 affordable. For ``autograd/<mod>.py``: ``tests/test_<mod>.py`` and ``tests/test_<mod>_*.py``,
 else those of the name's first word (tensor_operators.py: tests/test_tensor*.py).
-Add more with ``--tests``. ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
+Add more with ``--tests`` (with ``--only-tests``, only those). ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
 all those generated, for a package too large to run whole: the score is then a sample's.
 At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep
 DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
@@ -138,6 +138,9 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
     parser.add_argument("--keep", metavar="DIR", help="run in DIR and keep it")
     parser.add_argument("--pytest-args", nargs="*", default=[], help="more pytest arguments")
+    parser.add_argument("--only-tests", action="store_true",
+                        help="run only the --tests given, not the mirrored ones (recording.py "
+                             "mirrors no test file, so its default is the whole suite)")
     parser.add_argument("--own-tests", action="store_true",
                         help="only tests/<pkg>/test_<module>*.py, not the whole tests/<pkg>/")
     parser.add_argument("--sample", type=int, metavar="N", help="run N mutants drawn at random")
@@ -151,7 +154,9 @@ def main(argv=None):
     if not modules:
         print(f"no autograd module changed since {args.base}")
         return 0
-    tests = sorted({t for m in modules for t in tests_for(m, args.own_tests)} | set(args.tests))
+    mirrored_tests = set() if args.only_tests and args.tests else \
+        {t for m in modules for t in tests_for(m, args.own_tests)}
+    tests = sorted(mirrored_tests | set(args.tests))
     print("mutating:", *modules, "\ntests:", *tests, flush=True)
     workdir = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mutate-"))
     workdir.mkdir(parents=True, exist_ok=True)
