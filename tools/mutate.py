@@ -105,6 +105,8 @@ def mutmut_settings(modules, tests, extra_pytest_args):
         "pytest_add_cli_args = "
         f"{toml_list(['-p', 'no:randomly', '-q'] + deselect + extra_pytest_args)}\n"
         "use_git_change_detection = false\n"
+        # tests load the examples (the distributed optimizer's, test_examples.py)
+        'also_copy = ["examples"]\n'
         # a mutated constant must not turn a short test into a minute-long one
         "timeout_multiplier = 5.0\n"
         "timeout_constant = 10.0\n"
