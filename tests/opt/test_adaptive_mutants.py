@@ -51,3 +51,34 @@ def test_set_states_with_named_parameters_continues_the_same_trajectory():
     step(first, w)
     step(second, copy)
     np.testing.assert_array_equal(copy.to_numpy(), w.to_numpy())
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda: opt.RMSProp(rho=1.5), "RMSProp: rho must be in [0.0, 1.0], got 1.5"),
+    (lambda: opt.Adam(beta_1=1.0), "Adam: beta_1 must be in [0.0, 1.0), got 1.0"),
+    (lambda: opt.SGD(lr=-1.0), "SGD: lr must be in [0.0, inf], got -1.0"),
+    (lambda: opt.SGD(lr=0.1, dampening=float("nan")),
+     "SGD: dampening must be in [-inf, inf], got nan"),
+])
+def test_hyperparameter_ranges_are_named_with_their_brackets(make, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()
+
+
+def test_an_inclusive_upper_bound_is_accepted():
+    # rho = 1 keeps the running average at its start, 0: the step is -lr g / sqrt(0 + eps)
+    w = Tensor(data=np.array([2.0]), stores_grad=True)
+    rmsprop = opt.RMSProp(lr=0.1, rho=1.0)
+    rmsprop(autograd.sum(w * w))
+    np.testing.assert_allclose(w.to_numpy(), [2.0 - 0.1 * 4.0 / np.sqrt(0.0 + 1e-8)])
+
+
+@pytest.mark.parametrize("name", ["Adam", "RMSProp", "AdaGrad"])
+def test_a_coupled_weight_decay_of_exactly_one_is_applied(name):
+    from tests.opt.test_adaptive import rmsprop_reference, adagrad_reference
+    reference = {"Adam": adam_reference(0.02, weight_decay=1.0),
+                 "RMSProp": rmsprop_reference(0.02, weight_decay=1.0),
+                 "AdaGrad": adagrad_reference(0.02, weight_decay=1.0)}[name]
+    optimizer = getattr(opt, name)(lr=0.02, weight_decay=1.0)
+    assert_trajectories_close(optimizer_trajectory(optimizer, STEPS),
+                              reference_trajectory(reference, STEPS), rtol=1e-10, atol=1e-12)
