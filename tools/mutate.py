@@ -47,6 +47,8 @@ COUNTED = KILLED | {"survived", "no tests", "suspicious"}
 # trampoline there (mutmut stops when a test fails on the unmutated code)
 UNDER_TRAMPOLINE = [
     "tests/test_graph.py::test_debug_records_where_each_op_was_created",
+    "tests/test_graph.py::test_debug_nan_in_forward_names_the_op_and_the_line",
+    "tests/test_graph.py::test_debug_nan_in_backward_names_the_op_and_the_line",
     "tests/test_anomaly.py::test_detect_anomaly_names_the_op_in_a_backward_and_restores_the_mode",
     # a warning's stacklevel counts the trampoline's frame too
     "tests/opt/test_forgotten_step.py::test_a_forgotten_step_with_a_schedule_warns_once_naming_the_fix"]
