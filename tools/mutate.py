@@ -21,7 +21,7 @@ map them); ``--own-tests`` narrows that to ``tests/<pkg>/test_<mod>.py`` and
 ``test_<mod>_*.py`` (where they exist), which is what makes a package the size of operations/
 affordable. For ``autograd/<mod>.py``: ``tests/test_<mod>.py`` and ``tests/test_<mod>_*.py``,
 else those of the name's first word (tensor_operators.py: tests/test_tensor*.py).
-Add more with ``--tests``. ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
+Add more with ``--tests`` (with ``--only-tests``, only those). ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
 all those generated, for a package too large to run whole: the score is then a sample's.
 At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep
 DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
@@ -45,7 +45,13 @@ KILLED = {"killed", "timeout", "segfault"}
 COUNTED = KILLED | {"survived", "no tests", "suspicious"}
 # tests that cannot pass under mutmut: they read the caller's frame, which is mutmut's
 # trampoline there (mutmut stops when a test fails on the unmutated code)
-UNDER_TRAMPOLINE = ["tests/test_graph.py::test_debug_records_where_each_op_was_created"]
+UNDER_TRAMPOLINE = [
+    "tests/test_graph.py::test_debug_records_where_each_op_was_created",
+    "tests/test_graph.py::test_debug_nan_in_forward_names_the_op_and_the_line",
+    "tests/test_graph.py::test_debug_nan_in_backward_names_the_op_and_the_line",
+    "tests/test_anomaly.py::test_detect_anomaly_names_the_op_in_a_backward_and_restores_the_mode",
+    # a warning's stacklevel counts the trampoline's frame too
+    "tests/opt/test_forgotten_step.py::test_a_forgotten_step_with_a_schedule_warns_once_naming_the_fix"]
 
 
 def git(*args):
@@ -83,7 +89,8 @@ def scratch_copy(destination):
     files = git("ls-files", "--cached", "--others", "--exclude-standard")
     for name in files:
         source = ROOT / name
-        if not source.is_file() or name.startswith(("benchmarks/", "examples/", "docs/")):
+        # examples/ stays: tests/test_examples.py and the distributed optimizer's test load them
+        if not source.is_file() or name.startswith(("benchmarks/", "docs/")):
             continue
         target = destination / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -102,6 +109,8 @@ def mutmut_settings(modules, tests, extra_pytest_args):
         "pytest_add_cli_args = "
         f"{toml_list(['-p', 'no:randomly', '-q'] + deselect + extra_pytest_args)}\n"
         "use_git_change_detection = false\n"
+        # tests load the examples (the distributed optimizer's, test_examples.py)
+        'also_copy = ["examples"]\n'
         # a mutated constant must not turn a short test into a minute-long one
         "timeout_multiplier = 5.0\n"
         "timeout_constant = 10.0\n"
@@ -138,6 +147,9 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
     parser.add_argument("--keep", metavar="DIR", help="run in DIR and keep it")
     parser.add_argument("--pytest-args", nargs="*", default=[], help="more pytest arguments")
+    parser.add_argument("--only-tests", action="store_true",
+                        help="run only the --tests given, not the mirrored ones (recording.py "
+                             "mirrors no test file, so its default is the whole suite)")
     parser.add_argument("--own-tests", action="store_true",
                         help="only tests/<pkg>/test_<module>*.py, not the whole tests/<pkg>/")
     parser.add_argument("--sample", type=int, metavar="N", help="run N mutants drawn at random")
@@ -151,7 +163,9 @@ def main(argv=None):
     if not modules:
         print(f"no autograd module changed since {args.base}")
         return 0
-    tests = sorted({t for m in modules for t in tests_for(m, args.own_tests)} | set(args.tests))
+    mirrored_tests = set() if args.only_tests and args.tests else \
+        {t for m in modules for t in tests_for(m, args.own_tests)}
+    tests = sorted(mirrored_tests | set(args.tests))
     print("mutating:", *modules, "\ntests:", *tests, flush=True)
     workdir = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mutate-"))
     workdir.mkdir(parents=True, exist_ok=True)

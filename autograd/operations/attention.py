@@ -52,6 +52,11 @@ class ScaledDotProductAttention(Operation):
         xp = get_array_module(q)
         scores = (q * q.dtype.type(self.scale)) @ k.swapaxes(-1, -2)
         masked = self.mask_kind is not None
+        if masked and mask[0].ndim > scores.ndim:
+            # the mask has leading axes that only v shares (q and k have fewer): the scores
+            # take them, as the softmax of each batch entry differs
+            shape = np.broadcast_shapes(scores.shape, mask[0].shape)
+            scores = xp.ascontiguousarray(xp.broadcast_to(scores, shape))
         if self.mask_kind == "add":
             scores += mask[0]
         keep = mask[0] if self.mask_kind == "keep" else None
