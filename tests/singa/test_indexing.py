@@ -9,13 +9,6 @@ import autograd.singa
 from autograd import Tensor
 
 
-@pytest.fixture
-def singa():
-    autograd.singa.install()
-    yield
-    autograd.singa.uninstall()
-
-
 def numpy_reference(array, key):
     """SINGA's result: NumPy's, with every axis an integer removed put back (length 1)."""
     keys = key if isinstance(key, tuple) else (key,)

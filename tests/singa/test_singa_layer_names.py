@@ -10,15 +10,6 @@ import autograd.singa
 from autograd import Tensor
 
 
-@pytest.fixture
-def singa():
-    autograd.singa.install()
-    import singa as module
-    yield module
-    autograd.singa.uninstall()
-    autograd.training = True
-
-
 def test_create_cpu_device_is_the_cpu(singa):
     from singa import device
     assert device.create_cpu_device() is autograd.device.cpu()

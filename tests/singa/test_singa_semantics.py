@@ -11,15 +11,6 @@ import autograd.singa
 from autograd import Tensor
 
 
-@pytest.fixture
-def singa():
-    autograd.singa.install()
-    import singa as module
-    yield module
-    autograd.singa.uninstall()
-    autograd.training = True
-
-
 def sigmoid(v):
     return 1 / (1 + np.exp(-v))
 

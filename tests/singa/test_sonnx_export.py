@@ -13,15 +13,6 @@ from autograd import Tensor
 onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
 
 
-@pytest.fixture
-def singa():
-    autograd.singa.install()
-    import singa as module
-    yield module
-    autograd.singa.uninstall()
-    autograd.training = True
-
-
 def onnxruntime_outputs(proto, arrays):
     ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
     session = ort.InferenceSession(proto.SerializeToString(),
