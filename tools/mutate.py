@@ -173,6 +173,12 @@ def main(argv=None):
     with open(workdir / "pyproject.toml", "a", encoding="utf-8") as stream:
         stream.write(mutmut_settings(modules, tests, args.pytest_args))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # mutants/ must win
+    # mutmut forks a child per mutant from a process that has run tests: a thread pool the
+    # parent started (OpenBLAS's, torch's OpenMP team in the PyTorch cross-checks) is gone in
+    # the child, whose next parallel call then waits for it for ever (seen: gomp_team_barrier
+    # in a torch test). One thread each keeps every pool from starting.
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(variable, "1")
     start = time.perf_counter()
     command = ["nice", "-n", str(args.nice), "mutmut", "run", "--max-children", str(args.jobs)]
     chosen = []
