@@ -229,22 +229,14 @@ class CudnnRNN(Layer):
         """Every step's output (seq, batch, hidden) of ``rnn`` over the real steps of each
         sequence; a padded step outputs zeros (cuDNN's padded layout)."""
         real, reversal = masks
-        steps, batch, _ = x.shape
-        columns = np.arange(batch)[None, :]
+        columns = np.arange(x.shape[1])[None, :]
         if reverse:
             x = x[reversal, columns]
         x = where(x, 0.0, real)        # padding is never read (cuDNN's), not even a NaN there
-        state = rnn._initial_state(state, batch, x)
-        projected = rnn._project_input(shape_ops.reshape(x, (steps * batch, x.shape[2])))
-        pieces = shape_ops.split(projected, 0, steps) if steps > 1 else (projected,)
-        outputs = []
-        for piece, step_is_real in zip(pieces, real):
-            # a sequence's padding comes after its real steps (in either direction), so what
-            # the state becomes there is never read: only the outputs are masked
-            state = rnn._step(piece, state)
-            outputs.append(where(state[0], 0.0, step_is_real))
-        joined = shape_ops.cat(outputs, axis=0) if steps > 1 else outputs[0]
-        y = shape_ops.reshape(joined, (steps, batch, rnn.hidden_size))
+        # a sequence's padding comes after its real steps (in either direction), so the state
+        # the layer carries through it is never read: masking the outputs is enough
+        y, _ = rnn(x, initial_state=state)
+        y = where(y, 0.0, real)
         return y[reversal, columns] if reverse else y
 
     def _state(self, index, hx, cx, x):
