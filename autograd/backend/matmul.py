@@ -55,9 +55,7 @@ def _outer_by_ger(a, b, out):
     if not out.flags.c_contiguous or out.dtype.kind != "f":
         return False
     out.fill(0)
-    if blas.ger(a[:, 0], b[0], out):
-        return True
-    return False
+    return blas.ger(a[:, 0], b[0], out)
 
 
 # results at least this large take the fused GEMM; smaller ones the product and an add

@@ -21,6 +21,7 @@ array([0., 1.], dtype=float32)
 """
 import numpy as np
 
+from ..device import get_array_module
 from . import blas
 
 __all__ = []     # reached through numpy_kernels / cupy_kernels
@@ -43,13 +44,20 @@ def axpy(alpha, x, y):
         y += alpha * x
 
 
+def with_weight_decay(grad, data, weight_decay):
+    """``grad + weight_decay * data`` (the L2 penalty) as a new array, or ``grad`` itself when
+    ``weight_decay`` is 0: the caller's gradient may be shared with another parameter's."""
+    if weight_decay == 0:
+        return grad
+    decayed = weight_decay * data
+    decayed += grad
+    return decayed
+
+
 def sgd_update(data, grad, state, lr, momentum, dampening, weight_decay, nesterov):
     """One SGD step on ``data`` in place (PyTorch's formula, see ``opt.SGD``); the momentum
     buffer lives in ``state["momentum_buffer"]``. ``grad`` is never written."""
-    if weight_decay != 0:
-        decayed = weight_decay * data      # g + wd * p, new: grad may be shared
-        decayed += grad
-        grad = decayed
+    grad = with_weight_decay(grad, data, weight_decay)
     buffer = state.get("momentum_buffer")
     if momentum != 0 or buffer is not None:
         if buffer is None:
@@ -69,11 +77,9 @@ def adam_update(data, grad, state, lr, beta_1, beta_2, epsilon, weight_decay, de
     """One Adam (``decoupled``: AdamW) step on ``data`` in place, the moments in ``state["m"]``
     and ``state["v"]`` and the count in ``state["step"]``; one temporary of the gradient's size
     (the NumPy expression makes five)."""
-    xp = np if type(data) is np.ndarray else _array_module(data)
-    if not decoupled and weight_decay != 0:
-        decayed = weight_decay * data
-        decayed += grad
-        grad = decayed
+    xp = get_array_module(data)
+    if not decoupled:
+        grad = with_weight_decay(grad, data, weight_decay)
     m = state.get("m")
     if m is None:
         m = state["m"] = xp.zeros_like(data)
@@ -94,8 +100,3 @@ def adam_update(data, grad, state, lr, beta_1, beta_2, epsilon, weight_decay, de
     xp.divide(m, scratch, out=scratch)                         # m / (sqrt(v_hat) + eps)
     axpy(-lr / (1.0 - beta_1 ** t), scratch, data)             # m_hat's correction folded in
     state["step"] = t
-
-
-def _array_module(array):
-    from ..device import get_array_module
-    return get_array_module(array)

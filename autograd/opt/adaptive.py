@@ -5,7 +5,8 @@ device; hyperparameters reach the arithmetic as Python floats, so float32 stays 
 """
 from ..backend import kernels_for
 from ..device import get_array_module
-from .base import Hyperparameter, Optimizer, with_weight_decay
+from ..backend.update import with_weight_decay
+from .base import Hyperparameter, Optimizer
 
 __all__ = ["Adam", "AdamW", "RMSProp", "AdaGrad"]
 

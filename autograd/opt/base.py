@@ -331,16 +331,6 @@ class Optimizer:
         return f"{type(self).__name__}({settings}, step_counter={self.step_counter})"
 
 
-def with_weight_decay(grad, data, weight_decay):
-    """``grad + weight_decay * data`` (the L2 penalty) as a new array, or ``grad`` itself when
-    ``weight_decay`` is 0: the caller's gradient may be shared with another parameter's."""
-    if weight_decay == 0:
-        return grad
-    decayed = weight_decay * data
-    decayed += grad
-    return decayed
-
-
 def _same_device(a, b):
     xp = get_array_module(a)
     if xp is not get_array_module(b):
