@@ -57,6 +57,7 @@ if __name__ == '__main__':
 
     sgd = opt.SGD(lr=0.05, momentum=0.9, weight_decay=1e-5)
     dev = device.get_default_device()
+    dev.SetRandSeed(0)        # the layers draw their parameters from it: one fixed start
     model = CNN()
     tx = tensor.Tensor((batch_size, 1, 14, 14), dev, tensor.float32)
     ty = tensor.Tensor((batch_size, num_classes), dev, tensor.int32)
