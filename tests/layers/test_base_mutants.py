@@ -1,0 +1,58 @@
+"""Tests written from the surviving mutants of autograd/layers/base.py (issue 22): the Layer
+messages word for word, loading a state given as nested lists, and the state helpers."""
+import re
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Layer, Linear, Tensor
+
+
+def _exact(message):
+    return f"^{re.escape(message)}$"
+
+
+class Pair(Layer):
+    """One float64 parameter and one float64 buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = Tensor(data=np.zeros(2), stores_grad=True)
+        self.register_buffer("steps", Tensor(data=np.zeros(3), requires_grad=False))
+
+
+def test_register_layers_names_a_taken_attribute_exactly():
+    layer = Layer()
+    layer.register_layers(autograd.ReLU())
+    with pytest.raises(ValueError, match=_exact(
+            "Layer.register_layers: the attribute 'ReLU_0' already holds another value; "
+            "register each name once")):
+        layer.register_layers(autograd.ReLU())
+
+
+def test_set_states_names_the_method_and_the_unknown_states_exactly():
+    """set_states passing its method name or "states" mutated."""
+    with pytest.raises(ValueError, match=_exact("Linear.set_states: unknown states ['Q']")):
+        Linear(2, 3).set_states({"Q": np.zeros(2)})
+    with pytest.raises(ValueError, match=_exact("Pair.set_states: unknown states ['w2', 'x']")):
+        Pair().set_states({"w2": np.zeros(2), "steps": np.zeros(3), "x": 1.0})
+
+
+def test_output_shape_says_that_summary_traces_instead():
+    with pytest.raises(NotImplementedError, match=_exact(
+            "Pair does not implement output_shape; summary() traces a forward pass for such "
+            "layers instead")):
+        Pair().output_shape((2,))
+
+
+def test_load_state_dict_takes_nested_lists_and_numbers():
+    """_host_array's last branch, `np.asarray(value)`, for values that are no arrays."""
+    layer = Pair()
+    layer.load_state_dict({"w": [1.5, -2.0], "steps": (1.0, 2.0, 3.0)})
+    np.testing.assert_array_equal(layer.w.to_numpy(), [1.5, -2.0])
+    np.testing.assert_array_equal(layer.steps.to_numpy(), [1.0, 2.0, 3.0])
+    scalar = Layer()
+    scalar.v = Tensor(data=np.float64(0.0), stores_grad=True)
+    scalar.load_state_dict({"v": 4.0})
+    assert scalar.v.to_numpy() == 4.0
