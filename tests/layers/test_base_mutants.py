@@ -56,3 +56,37 @@ def test_load_state_dict_takes_nested_lists_and_numbers():
     scalar.v = Tensor(data=np.float64(0.0), stores_grad=True)
     scalar.load_state_dict({"v": 4.0})
     assert scalar.v.to_numpy() == 4.0
+
+
+class Child(Layer):
+    def __init__(self, owner):
+        super().__init__()
+        self.owner = owner                      # a back-reference to the layer that holds it
+        self.fc = Linear(2, 2)
+
+
+class Owner(Layer):
+    def __init__(self):
+        super().__init__()
+        self.child = Child(self)
+
+
+def test_named_layers_takes_a_prefix():
+    """named_layers(prefix) passing None instead of the prefix to the walk."""
+    owner = Owner()
+    assert [n for n, _ in owner.named_layers("net")] == ["net.child", "net.child.fc"]
+    assert [n for n, _ in owner.named_layers()] == ["child", "child.fc"]
+
+
+def test_a_back_reference_to_the_owner_is_not_a_sub_layer():
+    """The walk starts with the layer itself seen (`{id(self)}`): a child that refers back to
+    its owner must not list the owner (nor its parameters a second time)."""
+    owner = Owner()
+    assert [layer for _, layer in owner.named_layers()] == [owner.child, owner.child.fc]
+    assert [n for n, _ in owner.named_parameters()] == ["child.fc.W", "child.fc.b"]
+
+
+def test_register_buffer_names_the_layer_and_the_wrong_type_exactly():
+    with pytest.raises(TypeError, match=_exact(
+            "Pair.register_buffer: 'stats' must be a Tensor, got ndarray")):
+        Pair().register_buffer("stats", np.zeros(3))

@@ -82,3 +82,25 @@ def test_summary_asks_a_traced_model_for_a_concrete_shape_by_its_name():
             "summary: OneWeight has its own forward, so summary runs it and needs a concrete "
             "input shape, got (None, 3)")):
         autograd.summary(OneWeight(), (None, 3), print_fn=None)
+
+
+def test_summary_shows_shapes_given_as_numpy_ints_like_tuples():
+    """_table's `shape_text(shape) if isinstance(shape, tuple)`: str() of a tuple of NumPy ints
+    reads "(np.int64(3), 2)"; the table writes "(3, 2)"."""
+    text = autograd.summary(Sequential(Linear(4, 2)), np.array([3, 4]), print_fn=None)
+    assert text.splitlines()[2] == "0      Linear  (3, 2)            10"
+
+
+def test_summary_of_a_single_layer_names_the_row_by_its_type():
+    """_inferred_rows names the model's own row by its type when it has no dotted name."""
+    text = autograd.summary(Linear(4, 2), (3, 4), print_fn=None)
+    assert text.splitlines()[2] == "Linear  Linear  (3, 2)            10"
+
+
+def test_summary_passes_the_shape_over_an_empty_sequential():
+    """An empty Sequential inside gives no rows; the next layer gets the shape from before it
+    (`child_rows[-1][2] if child_rows or True` would index an empty list)."""
+    text = autograd.summary(Sequential(Linear(4, 3), Sequential(), autograd.ReLU()), (2, 4),
+                            print_fn=None)
+    assert text.splitlines()[2:4] == ["0      Linear  (2, 3)            15",
+                                      "2      ReLU    (2, 3)             0"]
