@@ -98,3 +98,14 @@ def test_linear_counts_its_parameters_lazy_and_built():
     assert Linear(4, 3).count_parameters((2, 7)) == 15
     assert Linear(4, 3, bias=False).count_parameters() == 12
     assert Sequential(Linear(3, bias=False), Linear(2)).count_parameters((None, 5)) == 15 + 8
+
+
+def test_lazy_linear_builds_float32_parameters_for_integer_input():
+    """`dtype = x.dtype if x.dtype.kind == "f" or True`: integer weights cannot be trained."""
+    layer = Linear(3)
+    x = np.arange(8).reshape(2, 4)
+    y = layer(Tensor(data=x))
+    assert layer.W.dtype == np.float32 and layer.b.dtype == np.float32
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.to_numpy(), x @ layer.W.to_numpy().astype(np.float64),
+                               rtol=1e-5, atol=1e-6)
