@@ -69,6 +69,7 @@ class Owner(Layer):
     def __init__(self):
         super().__init__()
         self.child = Child(self)
+        self.scale = Tensor(data=np.ones(2, np.float32), stores_grad=True)
 
 
 def test_named_layers_takes_a_prefix():
@@ -80,10 +81,12 @@ def test_named_layers_takes_a_prefix():
 
 def test_a_back_reference_to_the_owner_is_not_a_sub_layer():
     """The walk starts with the layer itself seen (`{id(self)}`): a child that refers back to
-    its owner must not list the owner (nor its parameters a second time)."""
+    its owner must not list the owner, nor name the owner's own parameter "child.owner.scale"
+    (the same for _named_tensors' walk)."""
     owner = Owner()
     assert [layer for _, layer in owner.named_layers()] == [owner.child, owner.child.fc]
-    assert [n for n, _ in owner.named_parameters()] == ["child.fc.W", "child.fc.b"]
+    assert [n for n, _ in owner.named_parameters()] == ["child.fc.W", "child.fc.b", "scale"]
+    assert list(owner.state_dict()) == ["child.fc.W", "child.fc.b", "scale"]
 
 
 def test_register_buffer_names_the_layer_and_the_wrong_type_exactly():

@@ -109,3 +109,9 @@ def test_lazy_linear_builds_float32_parameters_for_integer_input():
     assert y.dtype == np.float32
     np.testing.assert_allclose(y.to_numpy(), x @ layer.W.to_numpy().astype(np.float64),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_lazy_linear_names_its_unknown_input_width_in_the_message():
+    with pytest.raises(ValueError, match=_exact(
+            "Linear(?->4): expected input (N, in_features), got (2, 3, 4)")):
+        Linear(4)(Tensor(shape=(2, 3, 4)))
