@@ -93,3 +93,13 @@ def test_register_buffer_names_the_layer_and_the_wrong_type_exactly():
     with pytest.raises(TypeError, match=_exact(
             "Pair.register_buffer: 'stats' must be a Tensor, got ndarray")):
         Pair().register_buffer("stats", np.zeros(3))
+
+
+def test_the_walk_goes_on_after_a_shared_layer():
+    """A member met again is skipped (`continue`), not the end of the walk (`break`)."""
+    shared = Linear(2, 2)
+    last = Linear(2, 1)
+    model = autograd.Sequential(shared, shared, last)
+    assert [n for n, _ in model.named_parameters()] == ["0.W", "0.b", "2.W", "2.b"]
+    assert [layer for _, layer in model.named_layers()] == [shared, last]
+    assert model.parameters()[2] is last.W

@@ -115,3 +115,26 @@ def test_lazy_linear_names_its_unknown_input_width_in_the_message():
     with pytest.raises(ValueError, match=_exact(
             "Linear(?->4): expected input (N, in_features), got (2, 3, 4)")):
         Linear(4)(Tensor(shape=(2, 3, 4)))
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ((3, 0), "Linear: out_features must be a positive int, got 0"),
+    ((-1,), "Linear: out_features must be a positive int, got -1"),
+    ((0, 3), "Linear: in_features must be a positive int, got 0"),
+])
+def test_linear_names_a_bad_size_exactly(arguments, message):
+    with pytest.raises(ValueError, match=_exact(message)):
+        Linear(*arguments)
+
+
+def test_linear_gives_its_init_the_fans_and_a_default_wscale_of_one():
+    """Linear's default `wscale=1.0` changed to 2.0 (test_init.py always passes one)."""
+    seen = []
+
+    def record(tensor, fan_in, fan_out, wscale):
+        seen.append((tensor.shape, fan_in, fan_out, wscale))
+        return tensor
+
+    Linear(4, 3, init=record)
+    Linear(2, init=record)(Tensor(shape=(1, 5)))
+    assert seen == [((4, 3), 4, 3, 1.0), ((5, 2), 5, 2, 1.0)]
