@@ -31,3 +31,26 @@ def test_uniform_called_without_wscale_fills_the_documented_range():
     values = init.uniform(Tensor(shape=(FAN_IN, FAN_OUT)), FAN_IN, FAN_OUT).to_numpy()
     bound = 1 / np.sqrt(FAN_IN)
     assert np.abs(values).max() <= bound and np.abs(values).max() > 0.99 * bound
+
+
+def test_initialize_passes_a_default_wscale_of_one_and_the_fans_at_least_one():
+    """initialize's own default `wscale=1.0`, and its `max(int(fan), 1)` for empty fans."""
+    seen = []
+
+    def record(tensor, fan_in, fan_out, wscale):
+        seen.append((fan_in, fan_out, wscale))
+        return tensor
+
+    tensor = Tensor(shape=(2, 2))
+    assert init.initialize(tensor, record, 3, 5) is tensor
+    init.initialize(tensor, record, 0, 0.0, wscale=2)
+    init.initialize(tensor, record, 4.7, 2)
+    assert seen == [(3, 5, 1.0), (1, 1, 2.0), (4, 2, 1.0)]
+    assert all(type(v) is int for fans in seen for v in fans[:2])
+    assert all(type(fans[2]) is float for fans in seen)
+
+
+def test_initialize_by_name_without_wscale_uses_one():
+    autograd.manual_seed(4)
+    values = init.initialize(Tensor(shape=(FAN_IN, FAN_OUT)), "he", FAN_IN, FAN_OUT).to_numpy()
+    assert abs(values.std() / np.sqrt(2 / FAN_IN) - 1) < 0.01
