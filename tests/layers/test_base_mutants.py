@@ -103,3 +103,22 @@ def test_the_walk_goes_on_after_a_shared_layer():
     assert [n for n, _ in model.named_parameters()] == ["0.W", "0.b", "2.W", "2.b"]
     assert [layer for _, layer in model.named_layers()] == [shared, last]
     assert model.parameters()[2] is last.W
+
+
+def test_initialize_receives_the_keyword_arguments_of_the_first_call():
+    """__call__ passing only *args to initialize would drop `scale=`."""
+    seen = []
+
+    class Lazy(Layer):
+        def initialize(self, x, scale=1.0):
+            seen.append(scale)
+            self.w = Tensor(data=np.full(x.shape[1:], scale), stores_grad=True)
+
+        def forward(self, x, scale=1.0):
+            return x * self.w
+
+    layer = Lazy()
+    y = layer(Tensor(data=np.ones((2, 3))), scale=3.0)
+    layer(Tensor(data=np.ones((1, 3))), scale=5.0)
+    assert seen == [3.0]
+    np.testing.assert_array_equal(y.to_numpy(), np.full((2, 3), 3.0))
