@@ -47,11 +47,14 @@ def test_output_shape_says_that_summary_traces_instead():
 
 
 def test_load_state_dict_takes_nested_lists_and_numbers():
-    """_host_array's last branch, `np.asarray(value)`, for values that are no arrays."""
+    """_host_array's last branch, `np.asarray(value)`, for values that are no arrays (and, with
+    `shape or dtype`, a memoryview, which has a shape but no dtype)."""
     layer = Pair()
     layer.load_state_dict({"w": [1.5, -2.0], "steps": (1.0, 2.0, 3.0)})
     np.testing.assert_array_equal(layer.w.to_numpy(), [1.5, -2.0])
     np.testing.assert_array_equal(layer.steps.to_numpy(), [1.0, 2.0, 3.0])
+    layer.load_state_dict({"w": memoryview(np.array([0.5, 0.25])), "steps": np.zeros(3)})
+    np.testing.assert_array_equal(layer.w.to_numpy(), [0.5, 0.25])   # a shape but no dtype
     scalar = Layer()
     scalar.v = Tensor(data=np.float64(0.0), stores_grad=True)
     scalar.load_state_dict({"v": 4.0})

@@ -73,3 +73,26 @@ def test_reshape_infers_the_minus_one_next_to_a_one():
     data = np.arange(6.0).reshape(2, 3)
     y = Reshape()(Tensor(data=data), (1, -1))
     np.testing.assert_array_equal(y.to_numpy(), data.reshape(1, 6))
+
+
+def test_cat_given_one_tensor_says_how_to_call_it():
+    with pytest.raises(TypeError, match=_exact(
+            "Cat(axis=1): expected a list of tensors, got one Tensor (write Cat()([a, b]))")):
+        Cat(axis=1)(Tensor(shape=(2, 3)))
+
+
+def test_cat_takes_the_most_negative_axis():
+    """`-ndim < axis` would refuse axis=-ndim."""
+    parts = [np.ones((1, 3)), np.zeros((2, 3))]
+    y = Cat(axis=-2)([Tensor(data=p) for p in parts])
+    np.testing.assert_array_equal(y.to_numpy(), np.concatenate(parts, axis=0))
+    with pytest.raises(ValueError, match=_exact(
+            "Cat(axis=-3): axis -3 is out of range for inputs of shape (1, 3)")):
+        Cat(axis=-3).output_shape([(1, 3), (2, 3)])
+
+
+def test_cat_output_shape_with_an_unknown_size_along_the_axis():
+    """An unknown (None) size along the joined axis makes the joined size unknown
+    (`... and False` would add None to ints)."""
+    assert Cat(axis=0).output_shape([(None, 3), (2, 3)]) == (None, 3)
+    assert Cat(axis=1).output_shape([(None, 3), (None, 4)]) == (None, 7)
