@@ -93,3 +93,14 @@ def pytest_collection_modifyitems(config, items):
             reason = reason or _gpu_missing() or ""
             if reason:
                 item.add_marker(pytest.mark.skip(reason=f"GPU test skipped: {reason}"))
+
+
+@pytest.fixture(autouse=True)
+def _restore_the_training_flag():
+    """``Model.eval()`` clears the process-wide ``autograd.training`` (SINGA's semantics); a
+    test that calls it must not leave the next test out of training mode (a dropout test run
+    after tests/graph_mode/test_model_graph.py failed that way under mutmut's order)."""
+    import autograd
+    before = autograd.training
+    yield
+    autograd.training = before
