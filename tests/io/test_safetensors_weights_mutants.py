@@ -256,3 +256,20 @@ def test_without_safetensors_the_message_is_exact(path, monkeypatch):
     assert str(info.value) == ("save_safetensors: the safetensors package is not installed; "
                                "install the interop extra (pip install -e \".[interop]\") or "
                                "`pip install safetensors`")
+
+
+# ---------------------------------------------------------------- a bug these tests found
+def test_a_zero_dimensional_array_keeps_its_shape(path):
+    """np.ascontiguousarray returns at least one dimension: a scalar parameter or buffer was
+    stored as (1,), so its own file no longer fit it, and PyTorch's num_batches_tracked (a
+    0-d tensor) was written as (1,). Both keep shape () now."""
+    scale = np.array(2.5, np.float32)
+    save_safetensors({"scale": scale, "w": _random((2, 3), 11).T}, path)
+    stored = st_numpy.load_file(path)
+    assert stored["scale"].shape == () and stored["scale"] == 2.5
+    target = {"scale": np.zeros((), np.float32), "w": np.zeros((3, 2), np.float32)}
+    load_safetensors(target, path)
+    assert target["scale"].shape == () and target["scale"] == 2.5
+    np.testing.assert_array_equal(target["w"], _random((2, 3), 11).T)
+    save_safetensors(autograd.Sequential(autograd.BatchNorm2d(3)), path, layout="torch")
+    assert st_numpy.load_file(path)["0.num_batches_tracked"].shape == ()
