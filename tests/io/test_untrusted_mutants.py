@@ -108,3 +108,87 @@ def test_a_member_longer_than_header_and_data_names_both_sizes(tmp_path):
         load(path)
     assert str(info.value) == (f"load: {path} is corrupt: a0.npy is {size + 8} bytes, its "
                                f"header and data make {size}")
+
+
+def _crafted(tmp_path, arrays):
+    """The weights file with its metadata's arrays table entries replaced by ``arrays``."""
+    path = _weights_file(tmp_path)
+    members = _members(path)
+    metadata = json.loads(members["checkpoint.json"])
+    metadata["arrays"].update(arrays)
+    members["checkpoint.json"] = json.dumps(metadata).encode()
+    _write(path, members)
+    return path
+
+
+def _load_error(path):
+    with pytest.raises(CheckpointError) as info:
+        load(path)
+    return str(info.value)
+
+
+def test_an_entry_with_more_than_shape_and_dtype_is_refused(tmp_path):
+    """Both conditions hold alone (mutant `and`: a dict with an extra key passed)."""
+    path = _crafted(tmp_path, {"a0": {"shape": [3, 4], "dtype": "<f4", "offset": 0}})
+    assert _load_error(path) == (f"load: {path} is corrupt: array 'a0' has no valid shape and "
+                                 "dtype in the metadata")
+
+
+@pytest.mark.parametrize("dtype", [4, "|f4", "<i1", "float32"])
+def test_a_dtype_that_is_not_what_dtype_str_writes_is_refused_by_name(tmp_path, dtype):
+    """Not a str (mutant `or`: the regex then raises on it), or a str NumPy accepts that
+    dtype.str would not write ("|f4" is written "<f4"; mutant `!= text and ...`)."""
+    path = _crafted(tmp_path, {"a0": {"shape": [3, 4], "dtype": dtype}})
+    assert _load_error(path) == (
+        f"load: {path} is not a valid checkpoint: array 'a0' has dtype {dtype!r}; checkpoints "
+        "hold numeric, boolean or string arrays (never objects, which would need pickle)")
+
+
+def test_an_array_of_64_dimensions_loads_and_65_are_refused(tmp_path):
+    """NumPy's limit is 64 dimensions (mutants `>= 64`, `> 65`)."""
+    path = tmp_path / "run.ckpt"
+    deep = np.full((1,) * 63 + (2,), 3.5, np.float32)
+    save(path, model={"deep": deep})
+    _same(read(path)["model"]["deep"], deep)
+    path = _crafted(tmp_path, {"a0": {"shape": [1] * 65, "dtype": "<f4"}})
+    assert _load_error(path) == (f"load: {path} is corrupt: array 'a0' has shape {[1] * 65!r} "
+                                 "in the metadata")
+
+
+def test_the_sizes_of_all_arrays_together_must_fit_in_the_file(tmp_path):
+    """Each alone fits, both together do not (mutant `total = nbytes`)."""
+    path = _weights_file(tmp_path)
+    size = path.stat().st_size
+    half = size // 2 + 1
+    path = _crafted(tmp_path, {"a0": {"shape": [half], "dtype": "|u1"},
+                               "a1": {"shape": [half], "dtype": "|u1"}})
+    size = path.stat().st_size
+    assert 2 * half > size >= half
+    assert _load_error(path) == (f"load: {path} is corrupt: its metadata declares arrays of more "
+                                 f"bytes than the {size}-byte file holds (array 'a1' is |u1 "
+                                 f"({half},))")
+
+
+def test_arrays_declaring_exactly_the_files_size_pass_the_table_check(tmp_path):
+    """The bound is inclusive: arrays of exactly the file's size fit (mutants starting the
+    total at 1, `total >= file_size`); the member's own header then tells the truth."""
+    n = 100
+    for _ in range(5):                            # the size depends on n's digits: converge
+        path = _crafted(tmp_path, {"a0": {"shape": [n], "dtype": "|u1"}})
+        if path.stat().st_size == n:
+            break
+        n = path.stat().st_size
+    assert path.stat().st_size == n
+    assert _load_error(path) == (f"load: {path} is corrupt: a0.npy holds <f4 (3, 4), its "
+                                 f"metadata says |u1 ({n},)")
+    path = _crafted(tmp_path, {"a0": {"shape": [n + 1], "dtype": "|u1"}})
+    assert path.stat().st_size == n
+    assert "declares arrays of more bytes than the" in _load_error(path)
+
+
+def test_oversized_metadata_message_is_exact(tmp_path, monkeypatch):
+    path = _weights_file(tmp_path)
+    size = len(_members(path)["checkpoint.json"])
+    monkeypatch.setattr(untrusted, "MAX_METADATA_BYTES", 100)
+    assert _load_error(path) == (f"load: {path} is not a valid checkpoint: its checkpoint.json "
+                                 f"is {size} bytes, more than the 100 allowed")
