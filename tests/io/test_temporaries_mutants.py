@@ -121,3 +121,33 @@ def test_without_fcntl_create_returns_an_open_unlocked_temporary(tmp_path, monke
         os.close(descriptor)
     with open(temporary, "rb") as stream:
         assert stream.read() == b"data"
+
+
+def test_a_name_already_taken_is_skipped_for_a_new_one(tmp_path, monkeypatch):
+    """O_EXCL refuses an existing name: create draws another (mutant `break`, which returned
+    None). The names drawn are set here, so the collision is certain."""
+    draws = iter(["0123456789ab", "0123456789ab", "ba9876543210"])
+    monkeypatch.setattr(temporaries.secrets, "token_hex", lambda size: next(draws))
+    _stale(tmp_path, content=b"someone else's")
+    temporary, descriptor = temporaries.create(str(tmp_path), "run.ckpt")
+    os.close(descriptor)
+    assert temporary == str(tmp_path / ".run.ckpt.ba9876543210.tmp")
+    assert (tmp_path / _NAME).read_bytes() == b"someone else's"
+
+
+def test_a_folder_that_cannot_be_listed_is_no_error(tmp_path):
+    """Cleaning up is a courtesy: a missing folder gives [] (not an OSError)."""
+    assert temporaries.remove_stale(str(tmp_path / "gone"), "run.ckpt") == []
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o007])
+def test_a_temporary_gets_the_mode_of_any_new_file(tmp_path, umask):
+    """0o666 less the umask, as open() gives (the checkpoint is this file renamed): never
+    executable (mutants dropping the mode: 0o777, or 0o667)."""
+    previous = os.umask(umask)
+    try:
+        temporary, descriptor = temporaries.create(str(tmp_path), "run.ckpt")
+        os.close(descriptor)
+    finally:
+        os.umask(previous)
+    assert os.stat(temporary).st_mode & 0o777 == 0o666 & ~umask
