@@ -192,3 +192,102 @@ def test_oversized_metadata_message_is_exact(tmp_path, monkeypatch):
     monkeypatch.setattr(untrusted, "MAX_METADATA_BYTES", 100)
     assert _load_error(path) == (f"load: {path} is not a valid checkpoint: its checkpoint.json "
                                  f"is {size} bytes, more than the 100 allowed")
+
+
+# ---------------------------------------------------------------- json_depth against json.loads
+def _parsed_depth(value):
+    if isinstance(value, list):
+        return 1 + max(map(_parsed_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_parsed_depth, value.values()), default=0)
+    return 0
+
+
+def _random_json(rng, depth):
+    """Nested lists and dicts whose strings hold brackets, braces and escaped quotes."""
+    kind = rng.integers(4) if depth > 0 else 3
+    if kind == 0:
+        return [_random_json(rng, depth - 1) for _ in range(rng.integers(1, 4))]
+    if kind == 1:
+        return {f'k{i}"[': _random_json(rng, depth - 1) for i in range(rng.integers(1, 4))}
+    if kind == 2:
+        return [[[_random_json(rng, depth - 1)]]]
+    return "".join(rng.choice(list('ab[]{}"\\ '), size=rng.integers(0, 8)))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_json_depth_is_the_parsers_depth(seed):
+    rng = np.random.default_rng(seed)
+    value = _random_json(rng, int(rng.integers(1, 12)))
+    text = json.dumps(value).encode()
+    assert untrusted.json_depth(text) == _parsed_depth(value)
+
+
+@pytest.mark.parametrize("before, depth", [(0, 20_000), (2**14 - 3, 5), (2**14 + 7, 300),
+                                           (3 * 2**14, 1)])
+def test_json_depth_counts_across_chunks(before, depth):
+    """The count runs on in 16 KiB chunks: the depth reached in one carries into the next,
+    and the deepest point may lie in any chunk."""
+    text = b'{"pad": "' + b"x" * before + b'", "deep": ' + b"[" * depth + b"]" * depth + b"}"
+    assert untrusted.json_depth(text) == depth + 1
+    flat = json.dumps(["[" * before] + [[]] * 3).encode()      # brackets only inside a string
+    assert untrusted.json_depth(flat) == 2
+
+
+def test_json_depth_of_a_text_without_brackets_is_zero():
+    assert untrusted.json_depth(b"") == 0
+    assert untrusted.json_depth(b'"[{"') == 0
+    assert untrusted.json_depth(b"123") == 0
+
+
+# ---------------------------------------------------------------- check_members, by hand
+class _Info:
+    def __init__(self, name, size, offset=0, compressed=None, flags=0, method=0):
+        self.filename, self.file_size, self.header_offset = name, size, offset
+        self.compress_size = size if compressed is None else compressed
+        self.flag_bits, self.compress_type = flags, method
+
+
+class _Archive:
+    def __init__(self, *infos):
+        self.infos = infos
+
+    def infolist(self):
+        return list(self.infos)
+
+
+def _members_error(file_size, *infos):
+    with pytest.raises(CheckpointError) as info:
+        untrusted.check_members(_Archive(*infos), "f.ckpt", file_size)
+    return str(info.value)
+
+
+def test_members_that_just_fit_the_file_pass():
+    """Bounds are inclusive: a member ending at the file's end, members filling it."""
+    untrusted.check_members(_Archive(_Info("a", 60, offset=40), _Info("b", 40)), "f.ckpt", 100)
+    untrusted.check_members(_Archive(_Info("a", 10, flags=0x8)), "f.ckpt", 100)   # descriptor
+    untrusted.check_members(_Archive(), "f.ckpt", 0)
+
+
+def test_a_member_past_the_files_end_is_refused_by_name():
+    assert _members_error(100, _Info("a0.npy", 61, offset=40)) == (
+        "load: f.ckpt is corrupt or truncated: member a0.npy declares 61 bytes, which the "
+        "100-byte file cannot hold")
+    assert _members_error(100, _Info("a0.npy", 10, compressed=9)) == (
+        "load: f.ckpt is corrupt or truncated: member a0.npy declares 10 bytes, which the "
+        "100-byte file cannot hold")
+
+
+def test_members_declaring_more_than_the_file_together_are_refused():
+    """Several entries may point at the same bytes: each fits, their sum does not."""
+    assert _members_error(100, _Info("a", 60), _Info("b", 41)) == (
+        "load: f.ckpt is corrupt: its members declare 101 bytes in all, more than the file's 100")
+
+
+def test_encrypted_and_compressed_members_messages_are_exact():
+    assert _members_error(100, _Info("a0.npy", 10, flags=0x1)) == (
+        "load: f.ckpt is not a valid checkpoint: member a0.npy is encrypted")
+    assert _members_error(100, _Info("a0.npy", 10, method=8)) == (
+        "load: f.ckpt is not a valid checkpoint: member a0.npy is compressed (zip method 8); "
+        "autograd writes members uncompressed and refuses compressed ones rather than inflate "
+        "them")
