@@ -178,7 +178,8 @@ def _add(tensors, name, array, original):
     if name in tensors:
         raise ValueError(f"save_safetensors: two arrays would be saved as {name!r} "
                          f"(the second from {original!r}): fix rename")
-    tensors[name] = np.ascontiguousarray(array)
+    # ascontiguousarray alone makes a 0-d array (1,): a scalar's file would not fit it back
+    tensors[name] = np.ascontiguousarray(array).reshape(array.shape)
 
 
 def _checked_metadata(metadata):
