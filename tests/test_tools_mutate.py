@@ -27,3 +27,23 @@ def test_own_tests_without_a_mirrored_file_says_it_widens_the_selection(capsys):
     assert capsys.readouterr().err.strip() == (
         "--own-tests: autograd/layers/no_such_module.py has no "
         "tests/layers/test_no_such_module*.py; running the whole tests/layers/ for all modules")
+
+
+def test_own_tests_list_a_placeholder_for_the_tests_a_run_will_lead_to(tmp_path):
+    tool = load_tool()
+    (tmp_path / "tests" / "layers").mkdir(parents=True)
+    added = tool.placeholder_tests(["autograd/layers/no_such_module.py",
+                                    "autograd/layers/linear.py"], tmp_path)
+    # linear.py has its _mutants file already: only the missing one is made
+    assert added == ["tests/layers/test_no_such_module_mutants.py"]
+    assert (tmp_path / added[0]).read_text().startswith('"""Placeholder')
+
+
+def test_a_kept_run_knows_its_modules(tmp_path):
+    tool = load_tool()
+    settings = tool.mutmut_settings(["autograd/opt/sgd.py", "autograd/opt/base.py"],
+                                    ["tests/opt"], [])
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n" + settings)
+    assert tool.kept_modules(tmp_path) == ["autograd/opt/sgd.py", "autograd/opt/base.py"]
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert tool.kept_modules(tmp_path) == []

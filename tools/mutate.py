@@ -24,7 +24,13 @@ else those of the name's first word (tensor_operators.py: tests/test_tensor*.py)
 Add more with ``--tests`` (with ``--only-tests``, only those). ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
 all those generated, for a package too large to run whole: the score is then a sample's.
 At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep
-DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``).
+DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``). After writing tests from
+the survivors, ``--rerun DIR`` copies the work tree's tests into the kept copy and runs its
+survivors again (or the mutants named with ``--names``), without generating or mapping anew.
+With ``--own-tests`` each module's ``test_<mod>_mutants.py`` is in the selection from the
+start (an empty placeholder in the copy where the file does not exist yet), so that the tests
+written from a run's survivors are in its selection when it reruns: mutmut forgets every
+result when the selection changes.
 """
 import argparse
 import json
@@ -89,6 +95,41 @@ def tests_for(module, own=False):
         return own_files or [str(folder)]
     # tensor_operators.py is tested by tests/test_tensor*.py
     return mirrored("tests", stem) or mirrored("tests", stem.split("_")[0]) or ["tests"]
+
+
+def placeholder_tests(modules, destination):
+    """An empty ``tests/<pkg>/test_<mod>_mutants.py`` in the copy for each module that has
+    none, listed in the selection (see the module docstring); returns their paths."""
+    added = []
+    for module in modules:
+        parts = pathlib.PurePosixPath(module).parts[1:]
+        folder = pathlib.PurePosixPath("tests", *parts[:-1])
+        name = str(folder / f"test_{parts[-1][:-3]}_mutants.py")
+        if (ROOT / folder).is_dir() and not (ROOT / name).exists():
+            path = destination / name
+            path.write_text('"""Placeholder: tests from the survivors of a mutation run '
+                            '(tools/mutate.py --rerun copies them in)."""\n', encoding="utf-8")
+            added.append(name)
+    return added
+
+
+def copy_tests(workdir):
+    """The work tree's test files into a kept run's copy and its ``mutants/`` tree."""
+    for name in git("ls-files", "--cached", "--others", "--exclude-standard", "tests"):
+        source = ROOT / name
+        if not source.is_file():
+            continue
+        for target in (workdir / name, workdir / "mutants" / name):
+            if target.parent.is_dir() and (not target.exists() or
+                                           target.read_bytes() != source.read_bytes()):
+                shutil.copy2(source, target)
+
+
+def kept_modules(workdir):
+    """The modules a kept run mutates (its ``only_mutate`` setting)."""
+    text = (workdir / "pyproject.toml").read_text(encoding="utf-8")
+    match = re.search(r"^only_mutate = (\[.*\])$", text, re.MULTILINE)
+    return json.loads(match.group(1)) if match else []
 
 
 def scratch_copy(destination):
@@ -156,6 +197,9 @@ def main(argv=None):
     parser.add_argument("--only-tests", action="store_true",
                         help="run only the --tests given, not the mirrored ones (recording.py "
                              "mirrors no test file, so its default is the whole suite)")
+    parser.add_argument("--rerun", metavar="DIR",
+                        help="rerun a kept run's survivors (or --names) with the current tests")
+    parser.add_argument("--names", nargs="*", default=[], help="with --rerun: these mutants")
     parser.add_argument("--own-tests", action="store_true",
                         help="only tests/<pkg>/test_<module>*.py, not the whole tests/<pkg>/")
     parser.add_argument("--sample", type=int, metavar="N", help="run N mutants drawn at random")
@@ -164,6 +208,19 @@ def main(argv=None):
                         help="niceness (default 19; under others' steady load 19 gets almost "
                              "no CPU, 5 shares it)")
     args = parser.parse_args(argv)
+    if args.rerun:
+        workdir = pathlib.Path(args.rerun)
+        modules = kept_modules(workdir)
+        if not modules:
+            print(f"{workdir} is not a kept run of tools/mutate.py", file=sys.stderr)
+            return 2
+        copy_tests(workdir)
+        chosen = args.names or sorted(k for k, v in results(workdir).items()
+                                      if v not in KILLED)
+        print(f"rerunning {len(chosen)} mutants of", *modules, flush=True)
+        if not chosen:
+            return 0
+        return run_mutmut(args, workdir, modules, chosen)
 
     modules = [str(pathlib.PurePosixPath(m)) for m in args.modules] or changed_modules(args.base)
     if not modules:
@@ -171,13 +228,22 @@ def main(argv=None):
         return 0
     mirrored_tests = set() if args.only_tests and args.tests else \
         {t for m in modules for t in tests_for(m, args.own_tests)}
-    tests = sorted(mirrored_tests | set(args.tests))
-    print("mutating:", *modules, "\ntests:", *tests, flush=True)
     workdir = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mutate-"))
     workdir.mkdir(parents=True, exist_ok=True)
     scratch_copy(workdir)
+    if args.own_tests and not args.only_tests:
+        mirrored_tests |= set(placeholder_tests(modules, workdir))
+    tests = sorted(mirrored_tests | set(args.tests))
+    print("mutating:", *modules, "\ntests:", *tests, flush=True)
     with open(workdir / "pyproject.toml", "a", encoding="utf-8") as stream:
         stream.write(mutmut_settings(modules, tests, args.pytest_args))
+    return run_mutmut(args, workdir, modules)
+
+
+def run_mutmut(args, workdir, modules, chosen=()):
+    """Run mutmut in ``workdir`` (the ``chosen`` mutants, else all or ``--sample``), then print
+    the scores per module and the survivors' diffs."""
+    chosen = list(chosen)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # mutants/ must win
     # mutmut forks a child per mutant from a process that has run tests: a thread pool the
     # parent started (OpenBLAS's, torch's OpenMP team in the PyTorch cross-checks) is gone in
@@ -187,8 +253,7 @@ def main(argv=None):
         env.setdefault(variable, "1")
     start = time.perf_counter()
     command = ["nice", "-n", str(args.nice), "mutmut", "run", "--max-children", str(args.jobs)]
-    chosen = []
-    if args.sample:
+    if args.sample and not chosen:
         # generate the mutants and map the tests, with a filter that matches no mutant (mutmut
         # stops there), then run the drawn ones by name
         subprocess.run(command + ["no_such_mutant_"], cwd=workdir, env=env,
@@ -199,7 +264,7 @@ def main(argv=None):
     run = subprocess.run(command + chosen, cwd=workdir, env=env, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     statuses = results(workdir)
-    if chosen:
+    if args.sample and not args.rerun:        # a rerun reports the whole kept run
         statuses = {k: v for k, v in statuses.items() if k in set(chosen)}
     if run.returncode != 0 or not statuses:
         print(f"mutmut failed (exit {run.returncode}); see {workdir}", file=sys.stderr)
@@ -218,7 +283,7 @@ def main(argv=None):
         print(f"\n--- {name}: {statuses[name]}")
         print(subprocess.run(["mutmut", "show", name], cwd=workdir, capture_output=True,
                              text=True).stdout.strip())
-    if not args.keep:
+    if not (args.keep or args.rerun):
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
