@@ -51,12 +51,13 @@ def _state_of(target, role):
 
 
 # ------------------------------------------------------------------ loading
-def check_targets(model, optimizer):
-    """TypeError for a model or optimizer that cannot take a state (before the file is read)."""
+def check_targets(model, optimizer, caller="load"):
+    """TypeError, naming ``caller``, for a model or optimizer that cannot take a state (before
+    the file is read)."""
     for role, target in (("model", model), ("optimizer", optimizer)):
         if target is not None and not (hasattr(target, "load_state_dict")
                                        or isinstance(target, MutableMapping)):
-            raise TypeError(f"load: {role} must have a load_state_dict() method or be a dict, "
+            raise TypeError(f"{caller}: {role} must have a load_state_dict() method or be a dict, "
                             f"got {type(target).__name__}")
 
 

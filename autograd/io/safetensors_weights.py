@@ -211,7 +211,7 @@ def load_safetensors(model, path, strict=True, rename=None):
     """
     st = _safetensors("load_safetensors")
     path = os.fspath(path)
-    check_targets(model, None)
+    check_targets(model, None, "load_safetensors")
     renamed = _renamer(rename, "load_safetensors")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_safetensors: no file at {path}")
