@@ -202,8 +202,8 @@ def test_a_rename_collision_names_the_array_that_came_second(path):
 def test_load_refuses_a_target_that_cannot_take_a_state_before_reading(path):
     """check_targets(model) first (mutant `check_targets(None, None)`): the TypeError names
     what the target lacks, even for a file that does not exist."""
-    with pytest.raises(TypeError, match=r"^load_safetensors: model must have a load_state_dict\(\) method or be a "
-                                        r"dict, got object\Z"):
+    with pytest.raises(TypeError, match=r"^load_safetensors: model must have a "
+                                        r"load_state_dict\(\) method or be a dict, got object\Z"):
         load_safetensors(object(), path)
 
 
