@@ -86,3 +86,22 @@ def test_a_lazy_layer_loads_the_state_of_a_built_one(make, shape, dtype):
         np.testing.assert_array_equal(np.asarray(loaded[key]), np.asarray(state[key]))
     np.testing.assert_array_equal(target(Tensor(data=x)).to_numpy(),
                                   source(Tensor(data=x)).to_numpy())
+
+
+# From the mutation run of issue 22's layersB session (the tests below, on Gemm and
+# SeparableConv2d: descriptions, messages, lazy counting and loading).
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_separable_conv2d_too_small_input_is_named_as_given(lazy):
+    """The message shows the input the layer got and its channels, not the one-channel probe
+    that computes the spatial size (a bug the mutants of that probe's shape showed: the
+    message said "got (2, 1, 2, 5)" for an input (2, 3, 2, 5))."""
+    import re
+    from autograd.layers import SeparableConv2d
+    layer = SeparableConv2d(4, 3) if lazy else SeparableConv2d(3, 4, 3)
+    channels, inputs = ("C", "?") if lazy else ("3", "3")
+    for shape, letter in [((2, 3, 2, 5), "H"), ((2, 3, 5, 1), "W")]:
+        message = (f"SeparableConv2d({inputs}->4, kernel_size=(3, 3)): expected input (N, "
+                   f"{channels}, H, W) with {letter} >= 3 (padding (0, 0)), got {shape}")
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            layer.output_shape(shape)
