@@ -64,3 +64,120 @@ def test_a_causal_mask_makes_each_position_that_of_its_prefix(kind, how):
         np.testing.assert_allclose(y[:, i], run(layer, X[:, :i + 1])[:, i], rtol=1e-9,
                                    atol=1e-9)
     assert not np.allclose(y, run(layer, X))      # the mask changed something
+
+
+# From the mutation run of issue 22's layersB session: TransformerEncoderLayer's defaults and
+# the arguments it hands to TransformerBlock (only the PyTorch comparison, skipped without
+# torch, reached them), the descriptions, and PositionalEmbedding's bounds and messages.
+
+def encoder_reference(x, p, norm_first, relu, eps):
+    """PyTorch's encoder layer written out in NumPy (post-norm unless norm_first)."""
+    from scipy.special import erf
+    from tests.layers.test_attention import mha_reference
+
+    def layer_norm(h, which):
+        mean, var = h.mean(-1, keepdims=True), h.var(-1, keepdims=True)
+        return ((h - mean) / np.sqrt(var + eps) * p.get(f"{which}.scale", 1.0)
+                + p.get(f"{which}.bias", 0.0))
+
+    def linear(h, name):
+        return h @ p[f"{name}.W"] + p.get(f"{name}.b", 0.0)
+
+    e = x.shape[-1]
+    W, b = p["attn.in_proj.W"], p.get("attn.in_proj.b", np.zeros(3 * e))
+    pieces = [(W[:, i * e:(i + 1) * e], b[i * e:(i + 1) * e]) for i in range(3)]
+
+    def attend(h):
+        return mha_reference(h, h, h, *pieces[0], *pieces[1], *pieces[2], p["attn.out_proj.W"],
+                             p.get("attn.out_proj.b", 0.0), 2)
+
+    def mlp(h):
+        h = linear(h, "fc")
+        h = np.maximum(h, 0) if relu else 0.5 * h * (1 + erf(h / np.sqrt(2)))
+        return linear(h, "proj")
+
+    if norm_first:
+        x = x + attend(layer_norm(x, "ln1"))
+        return x + mlp(layer_norm(x, "ln2"))
+    x = layer_norm(x + attend(x), "ln1")
+    return layer_norm(x + mlp(x), "ln2")
+
+
+def test_encoder_layer_defaults_are_pytorchs():
+    """dim_feedforward 2048, dropout 0.1, relu, eps 1e-5, post-norm, biases (mutants: each
+    default changed, a dropout of 1.1 refused, bias=None building none)."""
+    layer = autograd.TransformerEncoderLayer(8, 2)
+    assert layer.fc.W.shape == (8, 2048) and layer.proj.W.shape == (2048, 8)
+    assert layer.dropout == 0.1 and layer.attn.dropout == 0.1
+    assert layer.activation == "relu" and layer.norm_first is False
+    assert layer.ln1.eps == layer.ln2.eps == 1e-5
+    assert all(lin.b is not None for lin in (layer.fc, layer.proj, layer.attn.in_proj,
+                                             layer.attn.out_proj))
+    rng = np.random.default_rng(7)
+    random_parameters(layer, rng)
+    layer.eval()
+    x = rng.standard_normal((2, 3, 8))
+    p = {name: t.to_numpy() for name, t in layer.named_parameters()}
+    np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(),
+                               encoder_reference(x, p, False, True, 1e-5), rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_encoder_layer_passes_every_argument_on(norm_first, activation):
+    """norm_first, activation, dim_feedforward, layer_norm_eps and bias=False reach the block
+    (mutants: each dropped or None); eps 0.3 is large enough to change the output."""
+    layer = autograd.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0,
+                                             activation=activation, layer_norm_eps=0.3,
+                                             norm_first=norm_first, bias=False)
+    random_parameters(layer, np.random.default_rng(8))
+    p = {name: t.to_numpy() for name, t in layer.named_parameters()}
+    assert "fc.b" not in p and p["fc.W"].shape == (8, 16)
+    x = np.random.default_rng(9).standard_normal((2, 3, 8))
+    np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(),
+                               encoder_reference(x, p, norm_first, activation == "relu", 0.3),
+                               rtol=1e-8, atol=1e-9)
+
+
+def test_encoder_layer_passes_its_dropout_on():
+    layer = autograd.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.25)
+    assert layer.dropout == 0.25 and layer.attn.dropout == 0.25
+
+
+def test_encoder_layer_refuses_batch_first_false_word_for_word():
+    with pytest.raises(ValueError, match=r"^TransformerEncoderLayer: only batch_first=True "
+                                         r"\(N, T, E\) is supported$"):
+        autograd.TransformerEncoderLayer(8, 2, batch_first=False)
+
+
+@pytest.mark.parametrize("make, text", [
+    (lambda: autograd.MultiHeadAttention(8, 2, dropout=0.25),
+     "MultiHeadAttention(8, num_heads=2, dropout=0.25)"),
+    (lambda: autograd.TransformerBlock(8, 2), "TransformerBlock(8, num_heads=2, hidden=32)"),
+    (lambda: autograd.TransformerBlock(8, 2, causal=True),
+     "TransformerBlock(8, num_heads=2, hidden=32, causal)"),
+    (lambda: autograd.TransformerBlock(8, 2, norm_first=False),
+     "TransformerBlock(8, num_heads=2, hidden=32, post-norm)"),
+    (lambda: autograd.TransformerBlock(8, 2, causal=True, norm_first=False),
+     "TransformerBlock(8, num_heads=2, hidden=32, causal, post-norm)"),
+])
+def test_attention_layers_describe_dropout_causal_and_post_norm_exactly(make, text):
+    assert make().describe() == text
+
+
+def test_positional_embedding_takes_exactly_max_len_positions():
+    """T == max_len is allowed (mutant: `>=`) and adds the whole table."""
+    pos = autograd.PositionalEmbedding(4, 3)
+    x = np.random.default_rng(10).standard_normal((2, 4, 3)).astype(np.float32)
+    np.testing.assert_allclose(pos(Tensor(data=x)).to_numpy(), x + pos.W.to_numpy(), rtol=1e-6)
+
+
+def test_positional_embedding_messages_word_for_word():
+    """embed_dim named in its message (mutants: the name or the layer changed); a 2-d input with
+    the right last size refused (mutant: `and` for the first `or`)."""
+    with pytest.raises(ValueError, match=r"^PositionalEmbedding: embed_dim must be a positive "
+                                         r"int, got 0$"):
+        autograd.PositionalEmbedding(4, 0)
+    with pytest.raises(ValueError, match=r"^PositionalEmbedding\(4, 3\): expected input of "
+                                         r"shape \(N, T <= 4, 3\), got \(2, 3\)$"):
+        autograd.PositionalEmbedding(4, 3)(Tensor(data=np.zeros((2, 3))))

@@ -1,0 +1,164 @@
+"""Conv2d/Conv1d and the pooling layers of autograd/layers/conv.py: what the mutation run of
+issue 22 (docs/testing.md) found unchecked. Their descriptions (the name every error message
+gives) word for word, GlobalAvgPool2d's shape and message, the parameter count of a lazy layer
+without a bias, and loading a state into a lazy or a built layer: the dtype it asks for, its
+messages, and the parameters it keeps."""
+import re
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Conv1d, Conv2d, GlobalAvgPool2d, Tensor
+
+
+@pytest.mark.parametrize("options, conv2d, conv1d", [
+    (dict(stride=2), "stride=(2, 2)", "stride=2"),
+    (dict(pad_mode="SAME_UPPER"), "pad_mode='SAME_UPPER'", "pad_mode='SAME_UPPER'"),
+    (dict(pad_mode="SAME_UPPER", padding=1), "pad_mode='SAME_UPPER'", "pad_mode='SAME_UPPER'"),
+    (dict(padding=1), "padding=(1, 1)", "padding=1"),
+    (dict(padding="same"), "padding='same'", "padding='same'"),
+    (dict(dilation=2), "dilation=(2, 2)", "dilation=2"),
+    (dict(groups=2), "groups=2", "groups=2"),
+    (dict(bias=False), "bias=False", "bias=False"),
+    (dict(stride=2, padding=1, dilation=2, groups=2, bias=False),
+     "stride=(2, 2), padding=(1, 1), dilation=(2, 2), groups=2, bias=False",
+     "stride=2, padding=1, dilation=2, groups=2, bias=False"),
+])
+def test_conv_layers_describe_every_option_exactly(options, conv2d, conv1d):
+    """Each option appended to the description (mutants: `text = ...` dropping what came
+    before, `and` for `or` in the padding test, the bias text changed)."""
+    assert Conv2d(2, 4, 3, **options).describe() == f"Conv2d(2->4, kernel_size=(3, 3), {conv2d})"
+    assert Conv1d(2, 4, 3, **options).describe() == f"Conv1d(2->4, kernel_size=3, {conv1d})"
+
+
+def test_a_pair_stride_of_ones_and_zero_padding_are_left_out_of_the_description():
+    layer = Conv2d(2, 4, 3, stride=(1, 1), padding=(0, 0), dilation=(1, 1))
+    assert layer.describe() == "Conv2d(2->4, kernel_size=(3, 3))"
+    assert Conv2d(2, 4, 3, stride=(1, 2)).describe() == (
+        "Conv2d(2->4, kernel_size=(3, 3), stride=(1, 2))")
+    assert Conv2d(2, 4, 3, padding=(0, 1)).describe() == (
+        "Conv2d(2->4, kernel_size=(3, 3), padding=(0, 1))")
+
+
+def test_global_avg_pool_shape_and_message():
+    layer = GlobalAvgPool2d()
+    assert layer.output_shape((2, 3, 5, 7)) == (2, 3, 1, 1)
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 7))
+    y = layer(Tensor(data=x)).to_numpy()
+    np.testing.assert_allclose(y, x.mean(axis=(2, 3), keepdims=True), rtol=1e-12)
+    with pytest.raises(ValueError, match=re.escape(
+            "GlobalAvgPool2d(): expected input (N, C, H, W), got (2, 3, 5)") + "$"):
+        layer.output_shape((2, 3, 5))
+
+
+@pytest.mark.parametrize("make, shape, count", [
+    (lambda: Conv2d(4, 3, bias=False), (1, 2, 5, 5), 4 * 2 * 9),
+    (lambda: Conv2d(4, 3), (1, 2, 5, 5), 4 * 2 * 9 + 4),
+    (lambda: Conv2d(4, 3, groups=2, bias=False), (1, 6, 5, 5), 4 * 3 * 9),
+    (lambda: Conv1d(4, 3, bias=False), (1, 2, 7), 4 * 2 * 3),
+])
+def test_a_lazy_convolution_counts_a_bias_only_when_it_has_one(make, shape, count):
+    layer = make()
+    assert layer.count_parameters(shape) == count
+    layer(Tensor(data=np.zeros(shape, np.float32)))         # built: the same count
+    assert layer.count_parameters() == count
+
+
+def test_a_built_convolution_counts_its_own_parameters_whatever_the_input_shape_says():
+    """count_parameters(input_shape) uses the shape only while the layer is lazy (mutant: `or`
+    for `and`, which computed from the shape, here with unknown channels)."""
+    layer = Conv2d(2, 4, 3)
+    assert layer.count_parameters((None, None, 8, 8)) == 4 * 2 * 9 + 4
+    assert layer.count_parameters((1, 6, 8, 8)) == 4 * 2 * 9 + 4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("make, shape", [(lambda: Conv2d(4, 3), (4, 2, 3, 3)),
+                                         (lambda: Conv1d(4, 3), (4, 2, 3))])
+def test_a_lazy_convolution_loads_a_state_in_its_dtype(make, shape, dtype):
+    rng = np.random.default_rng(1)
+    state = {"W": rng.standard_normal(shape).astype(dtype),
+             "b": rng.standard_normal(4).astype(dtype)}
+    layer = make()
+    layer.load_state_dict(state)
+    assert layer.W.dtype == dtype and layer.b.dtype == dtype and layer.in_channels == 2
+    np.testing.assert_array_equal(layer.W.to_numpy(), state["W"])
+    np.testing.assert_array_equal(layer.b.to_numpy(), state["b"])
+
+
+def test_a_lazy_convolution_refuses_an_integer_or_misshapen_weight_by_name():
+    """An integer W asks for float32 (mutants: any dtype taken, float64 asked); a W of the
+    wrong rank is a mismatch, not an IndexError (mutant: the rank test dropped)."""
+    layer = Conv2d(4, 3)
+    with pytest.raises(ValueError, match=re.escape(
+            "Conv2d.load_state_dict: W: expected dtype float32, got int64; "
+            "b: expected dtype float32, got int64") + "$"):
+        layer.load_state_dict({"W": np.zeros((4, 2, 3, 3), np.int64),
+                               "b": np.zeros(4, np.int64)})
+    with pytest.raises(ValueError, match=re.escape(
+            "Conv2d.load_state_dict: W: expected shape (4, None, 3, 3), got (4,)") + "$"):
+        layer.load_state_dict({"W": np.zeros(4, np.float32), "b": np.zeros(4, np.float32)})
+    assert layer.W is None                                   # still lazy after both
+
+
+def test_a_lazy_convolution_without_a_weight_in_the_state_stays_lazy():
+    layer = Conv2d(4, 3)
+    assert layer.load_state_dict({}, strict=False) == ([], [])
+    assert layer.W is None and layer.in_channels is None
+
+
+def test_loading_into_a_built_convolution_keeps_its_parameters_and_names_a_problem_once():
+    """A built layer answers no lazy entries: loading copies into the same Tensors (an optimizer
+    holding them keeps training them; mutant: `or` rebuilt them) and a mismatch is reported
+    once (mutant: `and` announced W again as a lazy entry)."""
+    layer = Conv2d(2, 4, 3)
+    W, b = layer.W, layer.b
+    rng = np.random.default_rng(2)
+    state = {"W": rng.standard_normal((4, 2, 3, 3)).astype(np.float32),
+             "b": rng.standard_normal(4).astype(np.float32)}
+    layer.load_state_dict(state)
+    assert layer.W is W and layer.b is b
+    np.testing.assert_array_equal(W.to_numpy(), state["W"])
+    with pytest.raises(ValueError, match=re.escape(
+            "Conv2d.load_state_dict: W: expected shape (4, 2, 3, 3), got (5, 2, 3, 3)") + "$"):
+        layer.load_state_dict({"W": np.zeros((5, 2, 3, 3), np.float32), "b": state["b"]})
+    assert layer._lazy_parameters("", {"W": state["W"]}) == {}
+
+
+def test_a_lazy_count_is_an_int():
+    """count_parameters answers an int (mutant: `/ groups`, a float)."""
+    count = Conv2d(4, 3, groups=2).count_parameters((1, 6, 5, 5))
+    assert type(count) is int and count == 4 * 3 * 9 + 4
+
+
+@pytest.mark.parametrize("make, text", [
+    (lambda: autograd.AvgPool2d(3, padding=1, count_include_pad=False),
+     "AvgPool2d(kernel_size=(3, 3), stride=(3, 3), padding=(1, 1), count_include_pad=False)"),
+    (lambda: autograd.AvgPool2d(3, padding=1),
+     "AvgPool2d(kernel_size=(3, 3), stride=(3, 3), padding=(1, 1))"),
+    (lambda: autograd.MaxPool2d(3, 2, 1, "SAME_UPPER"),
+     "MaxPool2d(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), pad_mode='SAME_UPPER')"),
+    (lambda: autograd.MaxPool1d(3, padding=1), "MaxPool1d(kernel_size=3, stride=3, padding=1)"),
+    (lambda: autograd.AvgPool1d(3, 2, count_include_pad=False),
+     "AvgPool1d(kernel_size=3, stride=2, count_include_pad=False)"),
+])
+def test_pooling_layers_describe_padding_and_count_include_pad_exactly(make, text):
+    assert make().describe() == text
+
+
+@pytest.mark.parametrize("pooling", ["max", "avg"])
+def test_valid_pad_mode_keeps_ceil_mode(pooling):
+    """With pad_mode='VALID' and ceil_mode=True a last partial window is kept, as the layer's
+    output_shape says (mutant: ceil_mode=None passed to the op beside pad_mode)."""
+    layer = (autograd.MaxPool2d if pooling == "max" else autograd.AvgPool2d)(
+        2, 2, ceil_mode=True, pad_mode="VALID")
+    x = np.random.default_rng(3).standard_normal((1, 2, 5, 5))
+    y = layer(Tensor(data=x)).to_numpy()
+    assert layer.output_shape(x.shape) == y.shape == (1, 2, 3, 3)
+    reduce = np.max if pooling == "max" else np.mean
+    expected = np.empty((1, 2, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            expected[..., i, j] = reduce(x[..., 2 * i:2 * i + 2, 2 * j:2 * j + 2], axis=(-2, -1))
+    np.testing.assert_allclose(y, expected, rtol=1e-12)
