@@ -4,8 +4,11 @@ layers/: docs/testing.md), float32 kept, against the direct loops of test_singa.
 import numpy as np
 import pytest
 
+import re
+
+import autograd
 from autograd import Tensor
-from autograd.layers import Pooling2d
+from autograd.layers import Gemm, Pooling2d, SeparableConv2d
 from tests.layers.test_singa import reference_pool2d
 
 
@@ -105,3 +108,112 @@ def test_a_separable_conv2d_too_small_input_is_named_as_given(lazy):
                    f"{channels}, H, W) with {letter} >= 3 (padding (0, 0)), got {shape}")
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             layer.output_shape(shape)
+
+
+@pytest.mark.parametrize("make, text", [
+    (lambda: Gemm(3), "Gemm(?->3, transA=False, transB=True)"),
+    (lambda: Gemm(3, alpha=2.0), "Gemm(?->3, alpha=2.0, beta=1.0, transA=False, transB=True)"),
+    (lambda: Gemm(3, beta=0.5, transA=True, bias=False),
+     "Gemm(?->3, alpha=1.0, beta=0.5, transA=True, transB=True, bias=False)"),
+    (lambda: SeparableConv2d(3, 4, 3, bias=True),
+     "SeparableConv2d(3->4, kernel_size=(3, 3), bias=True)"),
+    (lambda: Pooling2d(3, pad_mode="SAME_UPPER"),
+     "Pooling2d(kernel_size=(3, 3), stride=(3, 3), pad_mode='SAME_UPPER')"),
+    (lambda: Pooling2d(3, padding=(1, 0, 1, 1), is_max=False),
+     "Pooling2d(kernel_size=(3, 3), stride=(3, 3), padding=((1, 0), (1, 1)), is_max=False)"),
+])
+def test_singa_layers_describe_themselves_exactly(make, text):
+    assert make().describe() == text
+
+
+def test_a_built_gemm_describes_its_features():
+    layer = Gemm(3, bias=False)
+    layer(Tensor(data=np.ones((2, 4), np.float32)))
+    assert layer.describe() == "Gemm(4->3, transA=False, transB=True, bias=False)"
+
+
+def test_gemm_with_transa_names_its_input_layout_exactly():
+    with pytest.raises(ValueError, match=re.escape(
+            "Gemm(?->3, transA=True, transB=True): expected input (in_features, M), got (2,)")
+            + "$"):
+        Gemm(3, transA=True).output_shape((2,))
+
+
+def test_gemm_checks_the_bias_only_when_it_has_one_and_knows_the_rows():
+    """A bias-free Gemm ignores bias_shape, and unknown rows skip the broadcast test (mutant:
+    `or` for `and`)."""
+    assert Gemm(3, bias=False, bias_shape=(2, 3)).output_shape((4, 2)) == (4, 3)
+    assert Gemm(3).output_shape((None, 2)) == (None, 3)
+    with pytest.raises(ValueError, match=re.escape(
+            "Gemm(?->3, transA=False, transB=True): b of shape (2, 3) does not broadcast to "
+            "the output (4, 3) of input (4, 2)") + "$"):
+        Gemm(3, bias_shape=(2, 3)).output_shape((4, 2))
+
+
+def test_a_lazy_gemm_on_integer_input_builds_float32_parameters():
+    x = np.arange(8).reshape(2, 4)
+    layer = Gemm(3)
+    y = layer(Tensor(data=x))
+    assert layer.W.dtype == np.float32 and layer.b.dtype == np.float32
+    np.testing.assert_allclose(y.to_numpy(), x @ layer.W.to_numpy().T + layer.b.to_numpy(),
+                               rtol=1e-6)
+
+
+def test_gemm_draws_its_weights_with_its_wscale():
+    """Glorot uniform limit wscale * sqrt(6 / (in + out)) (mutant: wscale not passed on)."""
+    autograd.manual_seed(3)
+    layer = Gemm(50, wscale=0.5)
+    layer(Tensor(data=np.ones((1, 50), np.float32)))
+    limit = 0.5 * np.sqrt(6 / 100)
+    W = np.abs(layer.W.to_numpy())
+    assert W.max() <= limit * (1 + 1e-6) and W.max() > 0.95 * limit
+
+
+@pytest.mark.parametrize("make, state, message", [
+    (lambda: Gemm(3), {"W": np.zeros((3, 2), np.int64), "b": np.zeros((1, 3), np.int64)},
+     "Gemm.load_state_dict: W: expected dtype float32, got int64; b: expected dtype float32, "
+     "got int64"),
+    (lambda: Gemm(3), {"W": np.zeros(3, np.float32), "b": np.zeros((1, 3), np.float32)},
+     "Gemm.load_state_dict: W: expected shape (3, None), got (3,)"),
+    (lambda: SeparableConv2d(4, 3), {"depthwise_conv.W": np.zeros((2, 1, 3, 3), np.int64),
+                                     "point_conv.W": np.zeros((4, 2, 1, 1), np.int64)},
+     "SeparableConv2d.load_state_dict: depthwise_conv.W: expected dtype float32, got int64; "
+     "point_conv.W: expected dtype float32, got int64"),
+    (lambda: SeparableConv2d(4, 3), {"depthwise_conv.W": np.zeros(2, np.float32),
+                                     "point_conv.W": np.zeros((4, 2, 1, 1), np.float32)},
+     "SeparableConv2d.load_state_dict: depthwise_conv.W: expected shape (None, 1, 3, 3), got "
+     "(2,); point_conv.W: expected shape (4, None, 1, 1), got (4, 2, 1, 1)"),
+])
+def test_a_lazy_layer_refuses_an_integer_or_misshapen_state_by_name(make, state, message):
+    """An integer weight asks for float32 (mutants: any dtype taken, float64 asked); a weight
+    of the wrong rank is a mismatch, not an IndexError (mutant: the rank test dropped)."""
+    layer = make()
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        layer.load_state_dict(state)
+    assert layer.load_state_dict({}, strict=False) == ([], [])        # nothing to build from
+    assert getattr(layer, "W", None) is None and getattr(layer, "depthwise_conv", None) is None
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda: Gemm(3), (2, 4)),
+    (lambda: SeparableConv2d(3, 4, 3, bias=True), (1, 3, 5, 5)),
+])
+def test_loading_into_a_built_layer_keeps_its_parameters_and_names_a_problem_once(make, shape):
+    """A built layer announces no lazy entries (mutant: `and` for `or`, which reported a
+    mismatch twice) and loads into the Tensors it has (mutant: `or` rebuilt them, leaving an
+    optimizer holding the old ones); a given input_shape does not change its count."""
+    layer = make()
+    layer(Tensor(data=np.ones(shape, np.float32)))
+    state = {name: np.full(t.shape, 0.5, np.float32) for name, t in layer.named_parameters()}
+    tensors = dict(layer.named_parameters())
+    layer.load_state_dict(state)
+    assert all(t is tensors[name] for name, t in layer.named_parameters())
+    assert all((t.to_numpy() == 0.5).all() for t in tensors.values())
+    first = next(iter(state))
+    wrong = dict(state, **{first: np.zeros((7,) + state[first].shape[1:], np.float32)})
+    message = (f"{type(layer).__name__}.load_state_dict: {first}: expected shape "
+               f"{state[first].shape}, got {wrong[first].shape}")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        layer.load_state_dict(wrong)
+    count = layer.count_parameters()
+    assert layer.count_parameters((None, None) + shape[2:]) == count
