@@ -217,3 +217,12 @@ def test_loading_into_a_built_layer_keeps_its_parameters_and_names_a_problem_onc
         layer.load_state_dict(wrong)
     count = layer.count_parameters()
     assert layer.count_parameters((None, None) + shape[2:]) == count
+
+
+@pytest.mark.parametrize("padding, message", [
+    ("full", "SeparableConv2d: padding must be an int, a pair, 'same' or 'valid', got 'full'"),
+    (-1, "SeparableConv2d: padding must be non-negative, got -1"),
+])
+def test_separable_conv2d_padding_messages_name_the_layer(padding, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SeparableConv2d(3, 4, 3, padding=padding)

@@ -1,0 +1,25 @@
+"""Conv1d and the 1-D pooling layers (autograd/layers/conv1d.py): the argument messages the
+mutation run of issue 22 (docs/testing.md) found unpinned, word for word: each names the
+layer, the argument and the forms it takes."""
+import re
+
+import pytest
+
+import autograd
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: autograd.Conv1d(2, 4, 3, padding="full"),
+     "Conv1d: padding must be an int, 'same' or 'valid', got 'full'"),
+    (lambda: autograd.Conv1d(2, 4, 3, padding=-1),
+     "Conv1d: padding must be a non-negative int, got -1"),
+    (lambda: autograd.MaxPool1d(3, padding=1.5),
+     "MaxPool1d: padding must be a non-negative int, got 1.5"),
+    (lambda: autograd.AvgPool1d(3, padding=(1, 2)),
+     "AvgPool1d: padding must be a non-negative int, got (1, 2)"),
+    (lambda: autograd.MaxPool1d(3, padding=-1),
+     "MaxPool1d: padding must be a non-negative int, got -1"),
+])
+def test_conv1d_and_pool1d_padding_messages_word_for_word(make, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()

@@ -1,0 +1,89 @@
+"""RNN, LSTM and GRU (autograd/layers/recurrent.py): what the mutation run of issue 22
+(docs/testing.md) found unchecked: the descriptions and the messages of ``cell`` and the
+input checks, word for word (each names the layer, what it expected and what it got)."""
+import re
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Tensor
+from autograd.layers.recurrent import GRU, LSTM, RNN
+
+
+@pytest.mark.parametrize("make, text", [
+    (lambda: RNN(3, 4), "RNN(3->4)"),
+    (lambda: RNN(3, 4, bias=False), "RNN(3->4, bias=False)"),
+    (lambda: RNN(3, 4, nonlinearity="relu"), "RNN(3->4, nonlinearity='relu')"),
+    (lambda: LSTM(3, 4, bias=False, batch_first=True, return_sequences=True),
+     "LSTM(3->4, bias=False, batch_first=True, return_sequences=True)"),
+    (lambda: GRU(3, 4, return_sequences=True), "GRU(3->4, return_sequences=True)"),
+])
+def test_recurrent_layers_describe_themselves_exactly(make, text):
+    assert make().describe() == text
+
+
+@pytest.mark.parametrize("x_t, got", [
+    (Tensor(data=np.zeros((2, 3, 5), np.float32)), "(2, 3, 5)"),    # 3-d, shape[1] fits
+    (Tensor(data=np.zeros((2, 4), np.float32)), "(2, 4)"),
+    (np.zeros((2, 3), np.float32), "ndarray"),                       # not a Tensor: its type
+    ([1.0, 2.0, 3.0], "list"),
+])
+def test_cell_names_what_it_got_word_for_word(x_t, got):
+    """mutants: `and` for the first `or` (a 3-d Tensor passed), the type name replaced by the
+    shape of an array or by NoneType."""
+    layer = RNN(3, 4)
+    with pytest.raises(ValueError, match=re.escape(
+            f"RNN(3->4): expected x_t of shape (batch, 3), got {got}") + "$"):
+        layer.cell(x_t)
+
+
+LIST = "expected a non-empty list of (batch, 2) Tensors, got"
+
+
+@pytest.mark.parametrize("make, call, error, message", [
+    (lambda: RNN(2, 3), lambda l: l([]), ValueError, f"RNN(2->3): {LIST} []"),
+    (lambda: RNN(2, 3), lambda l: l([Tensor(shape=(2, 2)), 3.0]), ValueError,
+     f"RNN(2->3): {LIST} [(2, 2), 'float']"),
+    (lambda: RNN(2, 3), lambda l: l([Tensor(shape=(2, 2, 1))]), ValueError,
+     f"RNN(2->3): {LIST} [(2, 2, 1)]"),
+    (lambda: GRU(2, 3), lambda l: l([Tensor(shape=(2, 2)), Tensor(shape=(3, 2))]), ValueError,
+     "GRU(2->3): the steps of the list differ in shape: [(2, 2), (3, 2)]"),
+    (lambda: RNN(2, 3), lambda l: l([Tensor(shape=(2, 3))]), ValueError,
+     "RNN(2->3): expected input (seq_len, batch, 2), got (1, 2, 3)"),
+    (lambda: RNN(2, 3), lambda l: l(np.zeros((1, 1, 2))), TypeError,
+     "RNN(2->3): expected a Tensor, got ndarray"),
+    (lambda: RNN(2, 3), lambda l: l(Tensor(data=np.zeros((1, 1, 2)))), TypeError,
+     "RNN(2->3): input is float64 but the parameters are float32; cast one with as_type()"),
+    (lambda: LSTM(2, 3), lambda l: l(Tensor(shape=(4, 2, 2)), (Tensor(shape=(2, 3)),)),
+     ValueError, "LSTM(2->3): expected initial_state a pair (h, c) of shape (2, 3), got tuple"),
+    (lambda: LSTM(2, 3), lambda l: l(Tensor(shape=(4, 2, 2)), Tensor(shape=(2, 3))),
+     ValueError, "LSTM(2->3): expected initial_state a pair (h, c) of shape (2, 3), got Tensor"),
+    (lambda: LSTM(2, 3), lambda l: l(Tensor(shape=(4, 2, 2)),
+                                     (Tensor(shape=(2, 3)), Tensor(shape=(2, 4)))),
+     ValueError, "LSTM(2->3): expected initial_state a pair (h, c) of shape (2, 3), got (2, 4)"),
+    (lambda: GRU(2, 3), lambda l: l(Tensor(shape=(4, 2, 2)), Tensor(shape=(3, 3))), ValueError,
+     "GRU(2->3): expected initial_state h of shape (2, 3), got (3, 3)"),
+    (lambda: GRU(2, 3), lambda l: l(Tensor(shape=(4, 2, 2)), Tensor(data=np.zeros((2, 3)))),
+     TypeError, "GRU(2->3): initial_state is float64 but the input is float32"),
+    (lambda: RNN(2, 3, batch_first=True), lambda l: l(Tensor(shape=(5, 7, 3))), ValueError,
+     "RNN(2->3, batch_first=True): expected input (batch, seq_len, 2), got (5, 7, 3)"),
+    (lambda: RNN(2, 3), lambda l: l.output_shape((0, 7, 2)), ValueError,
+     "RNN(2->3): expected input (seq_len, batch, 2), got (0, 7, 2)"),
+    (lambda: RNN(2, 3), lambda l: l.output_shape((7, 0, 2)), ValueError,
+     "RNN(2->3): expected input (seq_len, batch, 2), got (7, 0, 2)"),
+])
+def test_input_and_state_messages_word_for_word(make, call, error, message):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call(make())
+
+
+@pytest.mark.parametrize("options, shape, expected", [
+    (dict(), (None, None, 2), (None, 3)),
+    (dict(), (5, 7, 2), (7, 3)),
+    (dict(batch_first=True), (5, 7, 2), (5, 3)),
+    (dict(return_sequences=True), (5, None, 2), (5, None, 3)),
+    (dict(return_sequences=True, batch_first=True), (5, 7, 2), (5, 7, 3)),
+])
+def test_output_shape_with_unknown_sizes_and_either_layout(options, shape, expected):
+    assert RNN(2, 3, **options).output_shape(shape) == expected
