@@ -4,6 +4,8 @@ layer's is_causal passed every test. The references are properties of attention 
 a second call of the same path: a key masked out is a key removed (the outputs at the other
 positions equal those of the sequence without it), and a causal mask makes position i's
 output that of the prefix x[:, :i + 1]."""
+import re
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,102 @@ def test_positional_embedding_messages_word_for_word():
     with pytest.raises(ValueError, match=r"^PositionalEmbedding\(4, 3\): expected input of "
                                          r"shape \(N, T <= 4, 3\), got \(2, 3\)$"):
         autograd.PositionalEmbedding(4, 3)(Tensor(data=np.zeros((2, 3))))
+
+
+MHA = "MultiHeadAttention"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: autograd.MultiHeadAttention(6, 4),
+     f"{MHA}: embed_dim 6 must be divisible by num_heads 4"),
+    (lambda: autograd.MultiHeadAttention(4, 2, dropout=1.0),
+     f"{MHA}: dropout must be in [0, 1), got 1.0"),
+    (lambda: autograd.MultiHeadAttention(4, 2, dropout=-0.1),
+     f"{MHA}: dropout must be in [0, 1), got -0.1"),
+    (lambda: autograd.MultiHeadAttention(4, 2, kdim=3, packed=True),
+     f"{MHA}: packed projections need kdim == vdim == embed_dim, got kdim=3, vdim=4"),
+    (lambda: autograd.MultiHeadAttention(4, 2, vdim=3, packed=True),
+     f"{MHA}: packed projections need kdim == vdim == embed_dim, got kdim=4, vdim=3"),
+    (lambda: autograd.MultiHeadAttention(0, 2), f"{MHA}: embed_dim must be a positive int, got 0"),
+    (lambda: autograd.MultiHeadAttention(4, 0), f"{MHA}: num_heads must be a positive int, got 0"),
+    (lambda: autograd.MultiHeadAttention(4, 2, kdim=0), f"{MHA}: kdim must be a positive int, got 0"),
+    (lambda: autograd.MultiHeadAttention(4, 2, vdim=0), f"{MHA}: vdim must be a positive int, got 0"),
+    (lambda: autograd.TransformerBlock(4, 2, activation="tanh"),
+     "TransformerBlock: activation must be 'gelu' or 'relu', got 'tanh'"),
+    (lambda: autograd.TransformerEncoderLayer(4, 2, activation="tanh"),
+     "TransformerEncoderLayer: activation must be 'gelu' or 'relu', got 'tanh'"),
+    (lambda: autograd.TransformerBlock(0, 2), "TransformerBlock: embed_dim must be a positive "
+                                             "int, got 0"),
+])
+def test_attention_constructor_messages_word_for_word(make, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()
+
+
+def test_attention_takes_a_dropout_of_zero_and_just_under_one():
+    assert autograd.MultiHeadAttention(4, 2, dropout=0.0).dropout == 0.0
+    assert autograd.MultiHeadAttention(4, 2, dropout=0.99).dropout == 0.99
+
+
+def shapes(*shapes):
+    return [Tensor(shape=s) for s in shapes]
+
+
+@pytest.mark.parametrize("make, inputs, masks, message", [
+    (lambda: autograd.MultiHeadAttention(4, 2, kdim=3, vdim=5), shapes((2, 3, 4), (2, 3, 4),
+                                                                       (2, 3, 5)), {},
+     f"{MHA}(4, num_heads=2, packed=False): expected key of shape (N, T, 3), got (2, 3, 4)"),
+    (lambda: autograd.MultiHeadAttention(4, 2, kdim=3, vdim=5), shapes((2, 3, 4), (2, 3, 3),
+                                                                       (2, 3, 4)), {},
+     f"{MHA}(4, num_heads=2, packed=False): expected value of shape (N, T, 5), got (2, 3, 4)"),
+    (lambda: autograd.MultiHeadAttention(4, 2), shapes((2, 3, 4), (1, 3, 4), (1, 3, 4)), {},
+     f"{MHA}(4, num_heads=2): query (2, 3, 4), key (1, 3, 4) and value (1, 3, 4) must share "
+     "N, and key and value T"),
+    (lambda: autograd.MultiHeadAttention(4, 2), shapes((2, 3, 4), (2, 3, 4), (2, 2, 4)), {},
+     f"{MHA}(4, num_heads=2): query (2, 3, 4), key (2, 3, 4) and value (2, 2, 4) must share "
+     "N, and key and value T"),
+    (lambda: autograd.MultiHeadAttention(4, 2), shapes((2, 3, 4), (2, 3, 4), (1, 3, 4)), {},
+     f"{MHA}(4, num_heads=2): query (2, 3, 4), key (2, 3, 4) and value (1, 3, 4) must share "
+     "N, and key and value T"),
+    (lambda: autograd.MultiHeadAttention(4, 2), shapes((1, 3, 4)),
+     {"key_padding_mask": np.zeros((1, 2), bool)},
+     f"{MHA}(4, num_heads=2): expected a boolean key_padding_mask of shape (1, 3), got bool "
+     "(1, 2)"),
+    (lambda: autograd.MultiHeadAttention(4, 2), shapes((1, 3, 4)),
+     {"key_padding_mask": np.zeros((1, 3), np.int64)},
+     f"{MHA}(4, num_heads=2): expected a boolean key_padding_mask of shape (1, 3), got int64 "
+     "(1, 3)"),
+    (lambda: autograd.MultiHeadAttention(4, 2), shapes((1, 3, 4, 1)), {},
+     f"{MHA}(4, num_heads=2): expected query of shape (N, T, 4), got (1, 3, 4, 1)"),
+])
+def test_attention_input_messages_word_for_word(make, inputs, masks, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()(*inputs, **masks)
+
+
+@pytest.mark.parametrize("kind", ["float", "bool", "none"])
+def test_a_padding_mask_combines_with_an_attention_mask(kind):
+    """key_padding_mask (a Tensor here) with a floating attn_mask (added to the scores), a
+    boolean one (both must allow) or none, against the formula written out in NumPy."""
+    from tests.layers.test_attention import softmax
+    rng = np.random.default_rng(11)
+    attn = random_parameters(autograd.MultiHeadAttention(4, 2), rng)
+    x = rng.standard_normal((2, 3, 4))
+    padding = np.array([[False, False, True], [False, False, False]])
+    masks = {"none": None, "float": rng.standard_normal((3, 3)),
+             "bool": np.array([[True, False, True], [True, True, False], [False, True, True]])}
+    mask = masks[kind]
+    y = attn(Tensor(data=x), key_padding_mask=Tensor(data=padding), attn_mask=mask).to_numpy()
+
+    W, b = attn.in_proj.W.to_numpy(), attn.in_proj.b.to_numpy()
+    q, k, v = ((x @ W[:, i * 4:(i + 1) * 4] + b[i * 4:(i + 1) * 4])
+               .reshape(2, 3, 2, 2).transpose(0, 2, 1, 3) for i in range(3))
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(2)
+    if kind == "float":
+        scores = scores + mask
+    elif kind == "bool":
+        scores = np.where(mask, scores, -np.inf)
+    scores = np.where(padding[:, None, None, :], -np.inf, scores)
+    heads = (softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(2, 3, 4)
+    expected = heads @ attn.out_proj.W.to_numpy() + attn.out_proj.b.to_numpy()
+    np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)

@@ -23,3 +23,14 @@ import autograd
 def test_conv1d_and_pool1d_padding_messages_word_for_word(make, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         make()
+
+
+def test_a_one_element_sequence_is_its_int_and_two_are_refused():
+    """PyTorch's 1-tuples are taken as their int (mutant: `!= 1`), a pair is refused, not read
+    as its first element (mutant: `== 2`)."""
+    assert autograd.Conv1d(2, 4, (3,), stride=[2]).describe() == (
+        "Conv1d(2->4, kernel_size=3, stride=2)")
+    assert autograd.MaxPool1d([2]).describe() == "MaxPool1d(kernel_size=2, stride=2)"
+    with pytest.raises(ValueError, match=re.escape(
+            "Conv1d: kernel_size must be a positive int, got (3, 5)") + "$"):
+        autograd.Conv1d(2, 4, (3, 5))

@@ -226,3 +226,12 @@ def test_loading_into_a_built_layer_keeps_its_parameters_and_names_a_problem_onc
 def test_separable_conv2d_padding_messages_name_the_layer(padding, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         SeparableConv2d(3, 4, 3, padding=padding)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ((0, 4, 3), "SeparableConv2d: in_channels must be a positive int, got 0"),
+    ((3, 0, 3), "SeparableConv2d: out_channels must be a positive int, got 0"),
+])
+def test_separable_conv2d_channel_messages_word_for_word(arguments, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SeparableConv2d(*arguments)
