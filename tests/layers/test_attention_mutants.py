@@ -134,7 +134,9 @@ def test_encoder_layer_passes_every_argument_on(norm_first, activation):
                                              norm_first=norm_first, bias=False)
     random_parameters(layer, np.random.default_rng(8))
     p = {name: t.to_numpy() for name, t in layer.named_parameters()}
-    assert "fc.b" not in p and p["fc.W"].shape == (8, 16)
+    assert sorted(p) == ["attn.in_proj.W", "attn.out_proj.W", "fc.W", "ln1.bias", "ln1.scale",
+                         "ln2.bias", "ln2.scale", "proj.W"]
+    assert p["fc.W"].shape == (8, 16)
     x = np.random.default_rng(9).standard_normal((2, 3, 8))
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(),
                                encoder_reference(x, p, norm_first, activation == "relu", 0.3),
@@ -281,4 +283,22 @@ def test_a_padding_mask_combines_with_an_attention_mask(kind):
     scores = np.where(padding[:, None, None, :], -np.inf, scores)
     heads = (softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(2, 3, 4)
     expected = heads @ attn.out_proj.W.to_numpy() + attn.out_proj.b.to_numpy()
+    np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_packed_attention_without_bias_matches_the_formula(same):
+    """The packed projection's bias-free path, for self-attention and for distinct query and
+    key/value (mutants: the bias test inverted)."""
+    from tests.layers.test_attention import mha_reference
+    rng = np.random.default_rng(12)
+    attn = random_parameters(autograd.MultiHeadAttention(4, 2, bias=False), rng)
+    assert [name for name, _ in attn.named_parameters()] == ["in_proj.W", "out_proj.W"]
+    q = rng.standard_normal((2, 3, 4))
+    kv = q if same else rng.standard_normal((2, 5, 4))
+    y = attn(Tensor(data=q), Tensor(data=kv), Tensor(data=kv)).to_numpy()
+    W, zero = attn.in_proj.W.to_numpy(), np.zeros(4)
+    pieces = [(W[:, i * 4:(i + 1) * 4], zero) for i in range(3)]
+    expected = mha_reference(q, kv, kv, *pieces[0], *pieces[1], *pieces[2],
+                             attn.out_proj.W.to_numpy(), zero, 2)
     np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)

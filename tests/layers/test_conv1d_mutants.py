@@ -34,3 +34,15 @@ def test_a_one_element_sequence_is_its_int_and_two_are_refused():
     with pytest.raises(ValueError, match=re.escape(
             "Conv1d: kernel_size must be a positive int, got (3, 5)") + "$"):
         autograd.Conv1d(2, 4, (3, 5))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: autograd.Conv1d(2, 4, True), "Conv1d: kernel_size must be a positive int, got True"),
+    (lambda: autograd.MaxPool1d(3, padding=False),
+     "MaxPool1d: padding must be a non-negative int, got False"),
+    (lambda: autograd.Conv1d(2, 4, 3, stride=0), "Conv1d: stride must be a positive int, got 0"),
+])
+def test_a_bool_is_not_an_int_argument(make, message):
+    """mutant: `and` for the first `or` let True through as 1 and False as 0."""
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()
