@@ -235,3 +235,18 @@ def test_separable_conv2d_padding_messages_name_the_layer(padding, message):
 def test_separable_conv2d_channel_messages_word_for_word(arguments, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         SeparableConv2d(*arguments)
+
+
+@pytest.mark.parametrize("padding", [(1, 1, 0, 1), (1, 0, 1, 1), (1, 1, 1, 1), (0, 1, 1, 0)])
+@pytest.mark.parametrize("is_max, include", [(True, True), (False, True), (False, False)])
+def test_pooling2d_explicit_padding_even_on_one_axis_only(padding, is_max, include):
+    """Padding even on one axis and not the other takes the padded path (mutants: `or` / `!=`
+    in the even test), max pads with -inf (the inputs are all negative, so a 0 fill would win),
+    and an even padding keeps count_include_pad; against the direct loops of test_singa.py."""
+    x = np.random.default_rng(13).standard_normal((2, 2, 5, 6)) - 10.0
+    top, bottom, left, right = padding
+    layer = Pooling2d(3, 2, list(padding), is_max=is_max, count_include_pad=include)
+    expected = reference_pool2d(x, (3, 3), (2, 2), ((top, bottom), (left, right)), is_max,
+                                include)
+    np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-12,
+                               atol=1e-12)
