@@ -162,3 +162,96 @@ def test_valid_pad_mode_keeps_ceil_mode(pooling):
         for j in range(3):
             expected[..., i, j] = reduce(x[..., 2 * i:2 * i + 2, 2 * j:2 * j + 2], axis=(-2, -1))
     np.testing.assert_allclose(y, expected, rtol=1e-12)
+
+
+P = "padding must be between 0 and half the kernel size (3, 3), got"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Conv2d(3, 4, 3, groups=2), "Conv2d: groups=2 must divide in_channels=3"),
+    (lambda: Conv2d(3, 4, 3, group=4), "Conv2d: groups=4 must divide in_channels=3"),
+    (lambda: Conv2d(3, 3, 3, groups=2), "Conv2d: groups=2 must divide out_channels=3"),
+    (lambda: Conv2d(0, 4, 3), "Conv2d: in_channels must be a positive int, got 0"),
+    (lambda: Conv2d(3, 0, 3), "Conv2d: out_channels must be a positive int, got 0"),
+    (lambda: Conv2d(3, 4, 0), "Conv2d: kernel_size must be positive, got 0"),
+    (lambda: Conv2d(3, 4, 3, stride=0), "Conv2d: stride must be positive, got 0"),
+    (lambda: Conv2d(3, 4, 3, padding=-1), "Conv2d: padding must be non-negative, got -1"),
+    (lambda: Conv2d(3, 4, 3, padding="full"),
+     "Conv2d: padding must be an int, a pair, 'same' or 'valid', got 'full'"),
+    (lambda: Conv2d(3, 4, 3, pad_mode="same"), "Conv2d: pad_mode must be one of ('NOTSET', "
+                                              "'SAME_UPPER', 'SAME_LOWER', 'VALID'), got 'same'"),
+    (lambda: Conv2d(3, 4, 3, init="foo"), "Conv2d: init must be one of ['gaussian', 'he', "
+                                          "'none', 'uniform', 'xavier'] or a callable, got 'foo'"),
+    (lambda: Conv2d(3, 4, 3).output_shape((1, 3, 2, 5)), "Conv2d(3->4, kernel_size=(3, 3)): "
+     "expected input (N, 3, H, W) with H >= 3 (padding (0, 0)), got (1, 3, 2, 5)"),
+    (lambda: Conv2d(3, 4, 3, padding=1).output_shape((1, 3, 5, 0)),
+     "Conv2d(3->4, kernel_size=(3, 3), padding=(1, 1)): expected input (N, 3, H, W) with "
+     "W >= 1 (padding (1, 1)), got (1, 3, 5, 0)"),
+    (lambda: Conv2d(3, 4, 3).output_shape((1, 3, 5)),
+     "Conv2d(3->4, kernel_size=(3, 3)): expected input (N, 3, H, W), got (1, 3, 5)"),
+    (lambda: Conv2d(4, 3).output_shape((1, 3, 5)),
+     "Conv2d(?->4, kernel_size=(3, 3)): expected input (N, C, H, W), got (1, 3, 5)"),
+    (lambda: Conv1d(3, 4, 3).output_shape((1, 3, 2)), "Conv1d(3->4, kernel_size=3): expected "
+     "input (N, 3, L) with L >= 3 (padding (0, 0)), got (1, 3, 2)"),
+    (lambda: autograd.MaxPool2d(0), "MaxPool2d: kernel_size must be positive, got 0"),
+    (lambda: autograd.MaxPool2d(3, 0), "MaxPool2d: stride must be positive, got 0"),
+    (lambda: autograd.MaxPool2d(3, padding=2), f"MaxPool2d: {P} 2"),
+    (lambda: autograd.AvgPool2d(3, padding=(0, -1)), f"AvgPool2d: {P} (0, -1)"),
+    (lambda: autograd.AvgPool2d(3).output_shape((1, 3, 2, 5)), "AvgPool2d(kernel_size=(3, 3), "
+     "stride=(3, 3)): expected input (N, C, H, W) with H >= 3, got (1, 3, 2, 5)"),
+    (lambda: autograd.MaxPool2d(3).output_shape((1, 3, 5, 2)), "MaxPool2d(kernel_size=(3, 3), "
+     "stride=(3, 3)): expected input (N, C, H, W) with W >= 3, got (1, 3, 5, 2)"),
+    (lambda: autograd.AvgPool2d(3).output_shape((1, 3, 5)), "AvgPool2d(kernel_size=(3, 3), "
+     "stride=(3, 3)): expected input (N, C, H, W), got (1, 3, 5)"),
+    (lambda: autograd.MaxPool1d(3).output_shape((1, 3, 2)),
+     "MaxPool1d(kernel_size=3, stride=3): expected input (N, C, L) with L >= 3, got (1, 3, 2)"),
+    (lambda: autograd.MaxPool1d(3).output_shape((1, 3, 2, 6)), "MaxPool1d(kernel_size=3, "
+     "stride=3): expected input (N, C, L) or (N, C, 1, L), got (1, 3, 2, 6)"),
+])
+def test_conv_and_pooling_messages_word_for_word(make, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()
+
+
+def test_unknown_sizes_stay_unknown_in_the_output_shape():
+    assert Conv2d(3, 4, 3).output_shape((None, 3, None, 7)) == (None, 4, None, 5)
+    assert Conv2d(4, 3).output_shape((2, None, 5, 5)) == (2, 4, 3, 3)
+    assert autograd.MaxPool2d(2).output_shape((None, 3, None, 7)) == (None, 3, None, 3)
+
+
+@pytest.mark.parametrize("make, fans", [
+    (lambda init: Conv2d(6, 4, (3, 2), groups=2, init=init, wscale=0.5), (3 * 6, 4 * 6)),
+    (lambda init: Conv1d(4, 6, 5, init=init, wscale=0.5), (4 * 5, 6 * 5)),
+])
+def test_convolution_weights_get_their_fans_and_wscale(make, fans):
+    """fan_in = in / groups * kernel, fan_out = out * kernel, wscale passed on, b zeros."""
+    seen = []
+
+    def record(tensor, fan_in, fan_out, wscale):
+        seen.append((tensor.shape, fan_in, fan_out, wscale))
+        tensor.data[...] = 1.0
+
+    layer = make(record)
+    assert seen == [(layer.W.shape, fans[0], fans[1], 0.5)]
+    assert (layer.W.to_numpy() == 1.0).all() and (layer.b.to_numpy() == 0.0).all()
+    assert layer.W.dtype == layer.b.dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype, built", [(np.float64, np.float64), (np.int64, np.float32)])
+def test_a_lazy_convolution_takes_a_float_dtype_from_its_first_input(dtype, built):
+    layer = Conv2d(4, 3, padding=1)
+    x = np.arange(2 * 3 * 4 * 4).reshape(2, 3, 4, 4).astype(dtype)
+    layer(Tensor(data=x.astype(built)))
+    assert layer.W.dtype == built and layer.b.dtype == built
+
+
+def test_pooling_stride_defaults_to_the_kernel_and_average_counts_padding_by_default():
+    """AvgPool2d(3, padding=1) on 6x6 ones: the first window of each axis covers one padded
+    row or column, so it holds 4 or 6 ones of 9 (count_include_pad True by default, as
+    PyTorch); the stride is the kernel."""
+    y = autograd.AvgPool2d(3, padding=1)(Tensor(data=np.ones((1, 1, 6, 6)))).to_numpy()
+    assert y.shape == (1, 1, 2, 2)
+    np.testing.assert_allclose(y[0, 0], [[4 / 9, 6 / 9], [6 / 9, 1.0]], rtol=1e-12)
+    y = autograd.AvgPool2d(3, padding=1, count_include_pad=False)(
+        Tensor(data=np.ones((1, 1, 6, 6)))).to_numpy()
+    np.testing.assert_allclose(y, np.ones((1, 1, 2, 2)), rtol=1e-12)

@@ -66,3 +66,57 @@ def test_batchnorm_refuses_num_features_that_is_not_a_positive_int_by_name(value
 ])
 def test_batchnorm_describes_momentum_and_eps_when_not_the_defaults(make, text):
     assert make().describe() == text
+
+
+LN = "LayerNorm: normalized_shape must be a positive int or a tuple of them, got"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: autograd.layers.LayerNorm(0), f"{LN} 0"),
+    (lambda: autograd.layers.LayerNorm(()), f"{LN} ()"),
+    (lambda: autograd.layers.LayerNorm((2, "a")), f"{LN} (2, 'a')"),
+    (lambda: autograd.layers.LayerNorm((2, 0)), f"{LN} (2, 0)"),
+    (lambda: autograd.layers.LayerNorm((2, 3)).output_shape((2, 3)),
+     "LayerNorm((2, 3)): expected input (N, ..., 2, 3), got (2, 3)"),
+    (lambda: autograd.layers.LayerNorm((2, 3)).output_shape((4, 3, 2)),
+     "LayerNorm((2, 3)): expected input (N, ..., 2, 3), got (4, 3, 2)"),
+    (lambda: autograd.layers.LayerNorm(3)(Tensor(shape=(2, 4))),
+     "LayerNorm((3,)): expected input (N, ..., 3), got (2, 4)"),
+    (lambda: autograd.layers.BatchNorm2d(3).output_shape((2, 4, 5, 5)),
+     "BatchNorm2d(3): expected input (N, 3, H, W), got (2, 4, 5, 5)"),
+    (lambda: autograd.layers.BatchNorm1d(3).output_shape((2, 3, 5)),
+     "BatchNorm1d(3): expected input (N, 3), got (2, 3, 5)"),
+    (lambda: autograd.layers.BatchNorm2d(3, eps=0), "BatchNorm2d: eps must be positive, got 0"),
+    (lambda: autograd.layers.BatchNorm2d(3, momentum=-0.1),
+     "BatchNorm2d: momentum must be in [0, 1], got -0.1"),
+    (lambda: autograd.layers.BatchNorm2d(3)(Tensor(shape=(1, 3, 1, 1))),
+     "BatchNorm2d(3): training needs more than one value per channel, got input (1, 3, 1, 1)"),
+])
+def test_normalization_messages_word_for_word(make, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()
+
+
+@pytest.mark.parametrize("shape, affine", [(3, True), ((2, 3), True), ((2, 3), False)])
+def test_layernorm_parameters_and_formula_over_the_trailing_axes(shape, affine):
+    """scale ones and bias zeros of normalized_shape, float32, or none without affine; the
+    output normalises over exactly the trailing axes with the default eps 1e-5."""
+    layer = autograd.layers.LayerNorm(shape, elementwise_affine=affine)
+    dims = (shape,) if isinstance(shape, int) else shape
+    assert layer.normalized_shape == dims
+    if affine:
+        assert sorted(layer.get_params()) == ["bias", "scale"]
+        np.testing.assert_array_equal(layer.scale.to_numpy(), np.ones(dims, np.float32))
+        np.testing.assert_array_equal(layer.bias.to_numpy(), np.zeros(dims, np.float32))
+        assert layer.scale.dtype == layer.bias.dtype == np.float32
+        layer.scale.data = np.full(dims, 2.0, np.float32)
+        layer.bias.data = np.full(dims, 0.5, np.float32)
+    else:
+        assert layer.scale is None and layer.bias is None and layer.get_params() == {}
+    x = np.random.default_rng(14).standard_normal((4,) + dims).astype(np.float32) * 1e-2
+    axes = tuple(range(-len(dims), 0))
+    mean, var = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    expected = (x - mean) / np.sqrt(var + 1e-5) * (2.0 if affine else 1.0) + (
+        0.5 if affine else 0.0)
+    np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-4,
+                               atol=1e-5)

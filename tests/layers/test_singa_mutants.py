@@ -250,3 +250,48 @@ def test_pooling2d_explicit_padding_even_on_one_axis_only(padding, is_max, inclu
                                 include)
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-12,
                                atol=1e-12)
+
+
+def test_pooling2d_rescaled_average_of_a_constant_input_records_no_graph():
+    """The count_include_pad=False rescaling multiplies by a constant that needs no gradient:
+    an input without gradient gives an output without one (mutants: requires_grad True or
+    left at its default built a graph for inference)."""
+    x = Tensor(data=np.ones((1, 1, 5, 6)), requires_grad=False)
+    y = Pooling2d(3, 2, [1, 0, 0, 1], is_max=False, count_include_pad=False)(x)
+    assert y.requires_grad is False and y.creator is None
+    np.testing.assert_allclose(y.to_numpy(), np.ones(y.shape), rtol=1e-12)
+
+
+PAD = "padding must be between 0 and half the kernel size (3, 3), got"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Pooling2d(0), "Pooling2d: kernel_size must be positive, got 0"),
+    (lambda: Pooling2d(3, 0), "Pooling2d: stride must be positive, got 0"),
+    (lambda: Pooling2d(3, padding=(0, 2, 0, 0)), f"Pooling2d: {PAD} (0, 2, 0, 0)"),
+    (lambda: Pooling2d(3, padding=(0, 0, 0, -1)), f"Pooling2d: {PAD} (0, 0, 0, -1)"),
+    (lambda: Pooling2d(3, padding=(0, 0, 2, 0)), f"Pooling2d: {PAD} (0, 0, 2, 0)"),
+    (lambda: Pooling2d(3, padding=(-1, 0, 0, 0)), f"Pooling2d: {PAD} (-1, 0, 0, 0)"),
+    (lambda: Pooling2d(3, padding=2), f"Pooling2d: {PAD} 2"),
+    (lambda: Pooling2d(3, pad_mode="x"), "Pooling2d: pad_mode must be one of ('NOTSET', "
+                                         "'SAME_UPPER', 'SAME_LOWER', 'VALID'), got 'x'"),
+    (lambda: Pooling2d(3).output_shape((1, 1, 5, 2)), "Pooling2d(kernel_size=(3, 3), "
+     "stride=(3, 3)): expected input (N, C, H, W) with W >= 3, got (1, 1, 5, 2)"),
+    (lambda: Pooling2d(3).output_shape((1, 1, 2, 5)), "Pooling2d(kernel_size=(3, 3), "
+     "stride=(3, 3)): expected input (N, C, H, W) with H >= 3, got (1, 1, 2, 5)"),
+    (lambda: Pooling2d(3).output_shape((1, 5, 5)), "Pooling2d(kernel_size=(3, 3), "
+     "stride=(3, 3)): expected input (N, C, H, W), got (1, 5, 5)"),
+])
+def test_pooling2d_messages_word_for_word(make, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        make()
+
+
+def test_pooling2d_defaults_stride_to_the_kernel_and_max_pooling():
+    layer = Pooling2d((2, 3))
+    assert layer.stride == (2, 3) and layer.is_max and layer.count_include_pad
+    assert layer.padding == ((0, 0), (0, 0)) and layer.pad_mode == "NOTSET"
+    x = np.random.default_rng(15).standard_normal((1, 2, 4, 6))
+    expected = x.reshape(1, 2, 2, 2, 2, 3).max(axis=(3, 5))
+    np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-12)
+    assert Pooling2d(3, padding=(1, 0)).padding == ((1, 1), (0, 0))
