@@ -302,3 +302,25 @@ def test_packed_attention_without_bias_matches_the_formula(same):
     expected = mha_reference(q, kv, kv, *pieces[0], *pieces[1], *pieces[2],
                              attn.out_proj.W.to_numpy(), zero, 2)
     np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_only_equal_key_and_value_sizes_pack_the_projections():
+    """kdim == embed_dim but vdim not: separate projections (mutant: `or` in the test), and the
+    result is the formula's."""
+    from tests.layers.test_attention import mha_reference
+    rng = np.random.default_rng(16)
+    attn = random_parameters(autograd.MultiHeadAttention(4, 2, vdim=3), rng)
+    assert not attn.packed and attn.kdim == 4 and attn.vdim == 3
+    q, k, v = (rng.standard_normal(s) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 3)))
+    y = attn(Tensor(data=q), Tensor(data=k), Tensor(data=v)).to_numpy()
+    params = [t.to_numpy() for _, t in attn.named_parameters()]
+    np.testing.assert_allclose(y, mha_reference(q, k, v, *params, 2), rtol=1e-10)
+
+
+def test_value_defaults_to_the_key_and_key_to_the_query():
+    """(a value defaulting to the query, of another length, would be refused)"""
+    rng = np.random.default_rng(17)
+    attn = random_parameters(autograd.MultiHeadAttention(4, 2), rng)
+    q, kv = Tensor(data=rng.standard_normal((2, 3, 4))), Tensor(data=rng.standard_normal((2, 5, 4)))
+    np.testing.assert_array_equal(attn(q, kv).to_numpy(), attn(q, kv, kv).to_numpy())
+    np.testing.assert_array_equal(attn(q).to_numpy(), attn(q, q, q).to_numpy())

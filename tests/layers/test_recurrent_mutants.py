@@ -87,3 +87,20 @@ def test_input_and_state_messages_word_for_word(make, call, error, message):
 ])
 def test_output_shape_with_unknown_sizes_and_either_layout(options, shape, expected):
     assert RNN(2, 3, **options).output_shape(shape) == expected
+
+
+@pytest.mark.parametrize("cls, gates", [(RNN, 1), (LSTM, 4), (GRU, 3)])
+def test_weights_get_one_gate_blocks_fans_and_the_wscale(cls, gates):
+    """init is called with (input_size, hidden_size) for W_ih and (hidden_size, hidden_size)
+    for W_hh, and the wscale given; the biases start at zero."""
+    seen = []
+
+    def record(tensor, fan_in, fan_out, wscale):
+        seen.append((tensor.shape, fan_in, fan_out, wscale))
+        tensor.data[...] = 1.0
+
+    layer = cls(3, 5, init=record, wscale=0.25)
+    assert seen == [((3, gates * 5), 3, 5, 0.25), ((5, gates * 5), 5, 5, 0.25)]
+    assert (layer.b_ih.to_numpy() == 0).all() and (layer.b_hh.to_numpy() == 0).all()
+    assert layer.b_ih.shape == layer.b_hh.shape == (gates * 5,)
+    assert all(p.stores_grad for _, p in layer.named_parameters())

@@ -295,3 +295,13 @@ def test_pooling2d_defaults_stride_to_the_kernel_and_max_pooling():
     expected = x.reshape(1, 2, 2, 2, 2, 3).max(axis=(3, 5))
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-12)
     assert Pooling2d(3, padding=(1, 0)).padding == ((1, 1), (0, 0))
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(kernel_size=3, padding=(1, 2, 3)), "padding must be an int or 2 ints, got (1, 2, 3)"),
+    (dict(kernel_size=(3, 3, 3)), "kernel_size must be an int or 2 ints, got (3, 3, 3)"),
+    (dict(kernel_size=3, stride=(1, 2, 3)), "stride must be an int or 2 ints, got (1, 2, 3)"),
+])
+def test_pooling2d_pair_messages_name_the_layer_and_argument(arguments, message):
+    with pytest.raises(TypeError, match=f"^{re.escape('Pooling2d: ' + message)}$"):
+        Pooling2d(**arguments)
