@@ -120,3 +120,12 @@ def test_layernorm_parameters_and_formula_over_the_trailing_axes(shape, affine):
         0.5 if affine else 0.0)
     np.testing.assert_allclose(layer(Tensor(data=x)).to_numpy(), expected, rtol=1e-4,
                                atol=1e-5)
+
+
+def test_layernorm_over_one_feature_gives_its_bias():
+    """normalized_shape 1 is allowed (mutants `<= 1`, `< 2`): each value is its own mean, so the
+    output is the bias."""
+    layer = autograd.layers.LayerNorm(1)
+    layer.bias.data = np.full(1, 0.25, np.float32)
+    y = layer(Tensor(data=np.array([[3.0], [-2.0]], np.float32))).to_numpy()
+    np.testing.assert_allclose(y, [[0.25], [0.25]], rtol=1e-6)
