@@ -255,3 +255,25 @@ def test_pooling_stride_defaults_to_the_kernel_and_average_counts_padding_by_def
     y = autograd.AvgPool2d(3, padding=1, count_include_pad=False)(
         Tensor(data=np.ones((1, 1, 6, 6)))).to_numpy()
     np.testing.assert_allclose(y, np.ones((1, 1, 2, 2)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("pooling", ["max", "avg"])
+def test_ceil_mode_keeps_the_last_partial_window_in_the_shape_and_the_values(pooling):
+    """ceil_mode reaches the layer's geometry (mutant: dropped there, so output_shape said 2
+    where the op gives 3), in 2-D and 1-D."""
+    x = np.random.default_rng(18).standard_normal((1, 2, 5, 5))
+    reduce = np.max if pooling == "max" else np.mean
+    layer2d = (autograd.MaxPool2d if pooling == "max" else autograd.AvgPool2d)(
+        2, ceil_mode=True)
+    y = layer2d(Tensor(data=x)).to_numpy()
+    assert layer2d.output_shape(x.shape) == y.shape == (1, 2, 3, 3)
+    expected = np.empty((1, 2, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            expected[..., i, j] = reduce(x[..., 2 * i:2 * i + 2, 2 * j:2 * j + 2], axis=(-2, -1))
+    np.testing.assert_allclose(y, expected, rtol=1e-12)
+    layer1d = (autograd.MaxPool1d if pooling == "max" else autograd.AvgPool1d)(2, ceil_mode=True)
+    y = layer1d(Tensor(data=x[:, :, 0])).to_numpy()
+    assert layer1d.output_shape(x[:, :, 0].shape) == y.shape == (1, 2, 3)
+    expected = [[[reduce(x[0, c, 0, 2 * j:2 * j + 2]) for j in range(3)] for c in range(2)]]
+    np.testing.assert_allclose(y, expected, rtol=1e-12)
