@@ -282,3 +282,10 @@ def test_ceil_mode_keeps_the_last_partial_window_in_the_shape_and_the_values(poo
     assert layer1d.output_shape(x[:, :, 0].shape) == y.shape == (1, 2, 3)
     expected = [[[reduce(x[0, c, 0, 2 * j:2 * j + 2]) for j in range(3)] for c in range(2)]]
     np.testing.assert_allclose(y, expected, rtol=1e-12)
+
+
+def test_convolution_wscale_defaults_to_one():
+    seen = []
+    Conv2d(2, 4, 3, init=lambda tensor, fan_in, fan_out, wscale: seen.append(wscale))
+    Conv1d(2, 4, 3, init=lambda tensor, fan_in, fan_out, wscale: seen.append(wscale))
+    assert seen == [1.0, 1.0]
