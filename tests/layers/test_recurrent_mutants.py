@@ -104,3 +104,14 @@ def test_weights_get_one_gate_blocks_fans_and_the_wscale(cls, gates):
     assert (layer.b_ih.to_numpy() == 0).all() and (layer.b_hh.to_numpy() == 0).all()
     assert layer.b_ih.shape == layer.b_hh.shape == (gates * 5,)
     assert all(p.stores_grad for _, p in layer.named_parameters())
+
+
+def test_defaults_wscale_one_xavier_bias_and_time_first():
+    seen = []
+    layer = LSTM(3, 5, init=lambda tensor, fan_in, fan_out, wscale: seen.append(wscale))
+    assert seen == [1.0, 1.0]
+    assert layer.bias and not layer.batch_first and not layer.return_sequences
+    default = RNN(3, 5)
+    assert default.nonlinearity == "tanh"
+    limit = np.sqrt(6 / 8)                     # xavier on the (3, 5) gate block
+    assert 0.5 * limit < np.abs(default.W_ih.to_numpy()).max() <= limit

@@ -305,3 +305,11 @@ def test_pooling2d_defaults_stride_to_the_kernel_and_max_pooling():
 def test_pooling2d_pair_messages_name_the_layer_and_argument(arguments, message):
     with pytest.raises(TypeError, match=f"^{re.escape('Pooling2d: ' + message)}$"):
         Pooling2d(**arguments)
+
+
+def test_gemm_defaults_wscale_one_and_xavier():
+    seen = []
+    layer = Gemm(3, init=lambda tensor, fan_in, fan_out, wscale: seen.append(
+        (tensor.shape, fan_in, fan_out, wscale)))
+    layer(Tensor(data=np.ones((2, 4), np.float32)))
+    assert seen == [((3, 4), 4, 3, 1.0)]
