@@ -324,3 +324,22 @@ def test_value_defaults_to_the_key_and_key_to_the_query():
     q, kv = Tensor(data=rng.standard_normal((2, 3, 4))), Tensor(data=rng.standard_normal((2, 5, 4)))
     np.testing.assert_array_equal(attn(q, kv).to_numpy(), attn(q, kv, kv).to_numpy())
     np.testing.assert_array_equal(attn(q).to_numpy(), attn(q, q, q).to_numpy())
+
+
+@pytest.mark.parametrize("which", ["key", "value"])
+def test_packed_attention_with_only_the_key_or_only_the_value_distinct(which):
+    """attn(x, y, x) and attn(x, x, y) take the separate packed projections, not the fused
+    self-attention product on x alone (mutants: `is not` in either test)."""
+    from tests.layers.test_attention import mha_reference
+    rng = np.random.default_rng(19)
+    attn = random_parameters(autograd.MultiHeadAttention(4, 2), rng)
+    x, other = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4))
+    k, v = (other, x) if which == "key" else (x, other)
+    X = Tensor(data=x)
+    y = attn(X, Tensor(data=k) if which == "key" else X,
+             Tensor(data=v) if which == "value" else X).to_numpy()
+    W, b = attn.in_proj.W.to_numpy(), attn.in_proj.b.to_numpy()
+    pieces = [(W[:, i * 4:(i + 1) * 4], b[i * 4:(i + 1) * 4]) for i in range(3)]
+    expected = mha_reference(x, k, v, *pieces[0], *pieces[1], *pieces[2],
+                             attn.out_proj.W.to_numpy(), attn.out_proj.b.to_numpy(), 2)
+    np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)
