@@ -115,3 +115,23 @@ def test_defaults_wscale_one_xavier_bias_and_time_first():
     assert default.nonlinearity == "tanh"
     limit = np.sqrt(6 / 8)                     # xavier on the (3, 5) gate block
     assert 0.5 * limit < np.abs(default.W_ih.to_numpy()).max() <= limit
+
+
+@pytest.mark.parametrize("kind", ["rnn_tanh", "rnn_relu", "lstm", "gru"])
+def test_bias_free_layers_forward_and_cell_match_the_numpy_loop(kind):
+    """Every kind without a bias, through forward and through cell (mutant: the hidden bias
+    added also without one; only LSTM's bias-free forward was tested)."""
+    from tests.layers.test_recurrent import KINDS, float64_layer, random_state, unrolled
+    rng = np.random.default_rng(20)
+    layer = float64_layer(kind, rng, bias=False)
+    assert layer.b_ih is None and layer.b_hh is None
+    x = rng.normal(size=(3, 2, layer.input_size))
+    state = random_state(kind, rng, batch=2)
+    initial = tuple(Tensor(data=s) for s in state)
+    output, _ = layer(Tensor(data=x), initial[0] if len(state) == 1 else initial)
+    hidden, final = unrolled(kind, layer, x, state)
+    np.testing.assert_allclose(output.to_numpy(), hidden[-1], rtol=1e-10, atol=1e-12)
+    new = layer.cell(Tensor(data=x[0]), initial[0] if len(state) == 1 else initial)
+    expected = KINDS[kind][1](x[0], state, layer.W_ih.to_numpy(), layer.W_hh.to_numpy(),
+                              np.zeros(layer.W_ih.shape[1]), np.zeros(layer.W_ih.shape[1]))
+    np.testing.assert_allclose((new,) if len(state) == 1 else new, expected, rtol=1e-10)
