@@ -343,3 +343,20 @@ def test_packed_attention_with_only_the_key_or_only_the_value_distinct(which):
     expected = mha_reference(x, k, v, *pieces[0], *pieces[1], *pieces[2],
                              attn.out_proj.W.to_numpy(), attn.out_proj.b.to_numpy(), 2)
     np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_attention_dropout_acts_while_training_only():
+    """MultiHeadAttention's own dropout (mutants: never passed to the op, or only in eval):
+    with value rows all ones and no output bias, each output is out_proj.W's column sum
+    scaled by the kept share of attention, exactly 1 in eval and varying while training."""
+    autograd.manual_seed(21)
+    attn = autograd.MultiHeadAttention(4, 2, dropout=0.5, bias=False)
+    attn.in_proj.W.data = np.concatenate([np.zeros((4, 8)), np.eye(4)], axis=1)   # q = k = 0
+    attn.out_proj.W.data = np.eye(4)
+    x = Tensor(data=np.ones((2, 6, 4)))
+    attn.eval()
+    np.testing.assert_allclose(attn(x).to_numpy(), np.ones((2, 6, 4)), rtol=1e-12)
+    attn.train()
+    y = attn(x).to_numpy()
+    assert not np.allclose(y, 1.0)                # some attention dropped or rescaled
+    assert set(np.round(np.unique(y * 6 / 2), 6)) <= set(range(0, 7))   # kept/0.5 of 1/6 each
