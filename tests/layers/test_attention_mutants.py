@@ -360,3 +360,22 @@ def test_attention_dropout_acts_while_training_only():
     y = attn(x).to_numpy()
     assert not np.allclose(y, 1.0)                # some attention dropped or rescaled
     assert set(np.round(np.unique(y * 6 / 2), 6)) <= set(range(0, 7))   # kept/0.5 of 1/6 each
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("packed", [True, False])
+def test_attention_parameters_exist_with_their_shapes_before_any_call(bias, packed):
+    """Every projection built eagerly (mutants: a lazy Linear(None, E) or Linear(E) that the
+    formula tests, reading the parameters after the call, could not tell apart) and the bias
+    passed to each."""
+    kdim, vdim = (None, None) if packed else (3, 5)
+    attn = autograd.MultiHeadAttention(4, 2, bias=bias, kdim=kdim, vdim=vdim)
+    names = (["in_proj"] if packed else ["q_proj", "k_proj", "v_proj"]) + ["out_proj"]
+    inputs = {"in_proj": 4, "q_proj": 4, "k_proj": 3, "v_proj": 5, "out_proj": 4}
+    expected = []
+    for name in names:
+        out = 12 if name == "in_proj" else 4
+        expected.append((f"{name}.W", (inputs[name], out)))
+        if bias:
+            expected.append((f"{name}.b", (out,)))
+    assert [(n, tuple(p.shape)) for n, p in attn.named_parameters()] == expected
