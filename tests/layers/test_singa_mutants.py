@@ -253,9 +253,9 @@ def test_pooling2d_explicit_padding_even_on_one_axis_only(padding, is_max, inclu
 
 
 def test_pooling2d_rescaled_average_of_a_constant_input_records_no_graph():
-    """The count_include_pad=False rescaling multiplies by a constant that needs no gradient:
-    an input without gradient gives an output without one (mutants: requires_grad True or
-    left at its default built a graph for inference)."""
+    """The count_include_pad=False rescaling multiplies by a constant: an input without
+    gradient gives an output without one and no graph (the constant's own requires_grad
+    flag turned out not to matter: a leaf that stores no gradient adds nothing)."""
     x = Tensor(data=np.ones((1, 1, 5, 6)), requires_grad=False)
     y = Pooling2d(3, 2, [1, 0, 0, 1], is_max=False, count_include_pad=False)(x)
     assert y.requires_grad is False and y.creator is None
