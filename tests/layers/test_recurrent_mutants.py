@@ -135,3 +135,18 @@ def test_bias_free_layers_forward_and_cell_match_the_numpy_loop(kind):
     expected = KINDS[kind][1](x[0], state, layer.W_ih.to_numpy(), layer.W_hh.to_numpy(),
                               np.zeros(layer.W_ih.shape[1]), np.zeros(layer.W_ih.shape[1]))
     np.testing.assert_allclose((new,) if len(state) == 1 else new, expected, rtol=1e-10)
+
+
+def test_input_size_message_word_for_word():
+    with pytest.raises(ValueError, match=r"^GRU: input_size must be a positive int, got 0$"):
+        GRU(0, 3)
+
+
+def test_a_one_step_list_is_a_sequence_of_length_one():
+    """(mutant: the steps compared with x[1], which a one-step list lacks)"""
+    rng = np.random.default_rng(22)
+    layer = RNN(2, 3)
+    x = rng.standard_normal((2, 2)).astype(np.float32)
+    from_list, _ = layer([Tensor(data=x)])
+    from_tensor, _ = layer(Tensor(data=x[None]))
+    np.testing.assert_array_equal(from_list.to_numpy(), from_tensor.to_numpy())
