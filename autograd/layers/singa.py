@@ -197,14 +197,17 @@ class SeparableConv2d(Layer):
     def output_shape(self, input_shape):
         shape = tuple(input_shape)
         known = self.in_channels
-        self.check_input(len(shape) == 4 and (known is None or shape[1] == known),
-                         shape_text(("N", "C" if known is None else known, "H", "W")), shape)
+        expected = shape_text(("N", "C" if known is None else known, "H", "W"))
+        self.check_input(len(shape) == 4 and (known is None or shape[1] == known), expected,
+                         shape)
         # The depthwise conv decides the spatial size; a channel-free probe computes it.
         probe = Conv2d(1, self.kernel_size, stride=self.stride, padding=self.padding)
         try:
             spatial = probe.output_shape((shape[0], 1) + shape[2:])[2:]
         except ValueError as error:
-            raise ValueError(f"{self.describe()}: {str(error).split(': ', 1)[1]}") from None
+            # the probe speaks of its own input (one channel): keep only its size condition
+            condition = str(error).rsplit(" with ", 1)[1].rsplit(", got ", 1)[0]
+            self.check_input(False, f"{expected} with {condition}", shape)
         return (shape[0], self.out_channels) + spatial
 
     def forward(self, x: Tensor) -> Tensor:
