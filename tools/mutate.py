@@ -49,6 +49,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # signal (an infinite loop is a detected change too)
 KILLED = {"killed", "timeout", "segfault"}
 COUNTED = KILLED | {"survived", "no tests", "suspicious"}
+MOST_DIFFS_PRINTED = 40
 # tests that cannot pass under mutmut: they read the caller's frame, which is mutmut's
 # trampoline there (mutmut stops when a test fails on the unmutated code)
 UNDER_TRAMPOLINE = [
@@ -279,6 +280,13 @@ def run_mutmut(args, workdir, modules, chosen=()):
         score = f"{100 * killed / len(counted):.1f}%" if counted else "-"
         print(f"{module}: {killed}/{len(counted)} killed ({score})")
         survivors += sorted(k for k, v in mine.items() if v not in KILLED)
+    if len(survivors) > MOST_DIFFS_PRINTED and (args.keep or args.rerun):
+        # each diff is a mutmut process (seconds under load): hundreds are for reading later
+        listing = workdir / "survivors.txt"
+        listing.write_text("".join(f"{name}: {statuses[name]}\n" for name in survivors))
+        print(f"\n{len(survivors)} survivors listed in {listing}; "
+              f"`cd {workdir} && mutmut show NAME` gives a diff")
+        survivors = []
     for name in survivors:
         print(f"\n--- {name}: {statuses[name]}")
         print(subprocess.run(["mutmut", "show", name], cwd=workdir, capture_output=True,
