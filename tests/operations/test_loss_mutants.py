@@ -1,0 +1,80 @@
+"""Losses on the paths the op table (test_loss.py) does not take, found by mutation testing
+(docs/testing.md, issue 22): the elementwise losses' messages word for word, targets that are
+not Tensors, and the clamped logs of binary_cross_entropy without a NumPy warning."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import autograd
+from autograd import Tensor
+
+ELEMENTWISE = [(autograd.mse_loss, "input"), (autograd.binary_cross_entropy, "probabilities"),
+               (autograd.binary_cross_entropy_with_logits, "logits")]
+
+
+@pytest.mark.parametrize("fn,what", ELEMENTWISE, ids=lambda v: getattr(v, "__name__", v))
+def test_elementwise_shape_message_names_what_the_input_is(fn, what):
+    """The noun of each loss's input ("logits" mutated to None or "XXlogitsXX" survived: the
+    old test matched it with `.*`)."""
+    message = (f"{fn.__name__}: {what} has shape (3, 2) but targets have shape (3,); they "
+               "must match")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        fn(Tensor(data=np.full((3, 2), 0.5, np.float32)), Tensor(data=np.zeros(3, np.float32)))
+
+
+def _elementwise_references(x, t):
+    sig = 1 / (1 + np.exp(-x))
+    return {
+        autograd.mse_loss: np.mean((x - t) ** 2),
+        autograd.binary_cross_entropy: -np.mean(t * np.log(x) + (1 - t) * np.log(1 - x)),
+        autograd.binary_cross_entropy_with_logits:
+            -np.mean(t * np.log(sig) + (1 - t) * np.log(1 - sig)),
+    }
+
+
+@pytest.mark.parametrize("fn", [f for f, _ in ELEMENTWISE], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("kind", ["list", "float64_array", "int_array", "bool_array"])
+def test_elementwise_losses_take_targets_that_are_not_tensors(fn, kind):
+    """A list or array target is converted like x (`_target_operand(t, None, ...)` survived:
+    every elementwise test passed Tensors). Lists of floats take x's dtype, integer and bool
+    arrays become x's floating dtype."""
+    x_values = np.array([[0.25, 0.75], [0.5, 0.125]])
+    t_values = np.array([[0.0, 1.0], [1.0, 0.0]])
+    target = {"list": t_values.tolist(), "float64_array": t_values,
+              "int_array": t_values.astype(np.int64), "bool_array": t_values.astype(bool)}[kind]
+    x = Tensor(data=x_values, dtype=np.float64, stores_grad=True)
+    loss = fn(x, target)
+    assert loss.dtype == np.float64
+    np.testing.assert_allclose(loss.item(), _elementwise_references(x_values, t_values)[fn],
+                               rtol=1e-12)
+    assert list(autograd.gradients(loss)) == [x]
+
+
+def test_float32_input_with_a_list_of_floats_stays_float32():
+    x = Tensor(data=np.array([0.25, 0.5], np.float32), stores_grad=True)
+    loss = autograd.mse_loss(x, [0.0, 1.0])
+    assert loss.dtype == np.float32
+    np.testing.assert_allclose(loss.item(), (0.25 ** 2 + 0.5 ** 2) / 2, rtol=1e-6)
+
+
+def test_binary_cross_entropy_at_zero_and_one_raises_no_numpy_warning():
+    """log(0) in the clamped forward is silenced (`ignore_float_warnings(None)`, which is a
+    no-op context, survived): p of exactly 0 and 1 must not warn, and give the clamped loss
+    and the 1e-12-clamped gradient."""
+    p_values = np.array([0.0, 1.0, 0.0, 1.0])
+    t_values = np.array([0.0, 1.0, 1.0, 0.0])
+    p = Tensor(data=p_values, stores_grad=True)
+    t = Tensor(data=t_values, stores_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = autograd.binary_cross_entropy(p, t)
+        grads = autograd.gradients(loss)
+    # the two wrong answers each cost the clamped -log 0 = 100; the right ones log 1 = 0
+    assert loss.item() == pytest.approx(200.0 / 4, rel=1e-12)
+    np.testing.assert_allclose(grads[p].to_numpy(), (p_values - t_values) / 1e-12 / 4,
+                               rtol=1e-12)
+    # dt = (log(1 - p) - log p) / size with both logs clamped at -100
+    np.testing.assert_allclose(grads[t].to_numpy(), [100 / 4, -100 / 4, 100 / 4, -100 / 4],
+                               rtol=1e-12)
