@@ -40,3 +40,67 @@ def test_eval_mode_without_running_statistics_is_refused():
     y = autograd.batch_norm(Tensor(data=X), Tensor(data=np.ones(3)), Tensor(data=np.zeros(3)),
                             None, None, training=True)
     np.testing.assert_array_equal(y.to_numpy(), np.zeros_like(X))
+
+
+# ---------------------------------------------------------------- chunk-2 survivors (issue 22)
+
+X4x2 = np.array([[1.0, 10.0], [2.0, 30.0], [4.0, 20.0], [9.0, 60.0]])   # batch (4, 2)
+
+
+def _ones_zeros(channels):
+    return Tensor(data=np.ones(channels)), Tensor(data=np.zeros(channels))
+
+
+def test_eval_mode_takes_running_statistics_given_as_tensors():
+    """Running statistics may be Tensors (a layer's buffers): `_raw` must take their arrays
+    (`hasattr(value, "creator") and False` survived: no test ran eval mode with Tensors)."""
+    mean, var = np.array([1.0, 2.0]), np.array([4.0, 9.0])
+    mean_t, var_t = (Tensor(data=a.copy(), requires_grad=False) for a in (mean, var))
+    scale, bias = _ones_zeros(2)
+    y = autograd.batch_norm(Tensor(data=X4x2), scale, bias, mean_t, var_t, training=False)
+    np.testing.assert_allclose(y.to_numpy(), (X4x2 - mean) / np.sqrt(var + 1e-5), rtol=1e-12)
+    np.testing.assert_array_equal(mean_t.to_numpy(), mean)
+    np.testing.assert_array_equal(var_t.to_numpy(), var)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 1.0, 0.25])
+def test_momentum_at_both_ends_of_its_range(momentum):
+    """momentum 0 (running = the batch statistic) and 1 (running unchanged) are both allowed
+    (`0.0 < momentum` and `momentum < 1.0` survived or only timed out); the variance that
+    enters is the unbiased one, count / (count - 1) = 4 / 3 here."""
+    running_mean, running_var = np.array([5.0, -5.0]), np.array([2.0, 3.0])
+    expected_mean = momentum * running_mean + (1 - momentum) * X4x2.mean(axis=0)
+    expected_var = momentum * running_var + (1 - momentum) * X4x2.var(axis=0) * 4 / 3
+    scale, bias = _ones_zeros(2)
+    autograd.batch_norm(Tensor(data=X4x2), scale, bias, running_mean, running_var,
+                        momentum=momentum, training=True)
+    np.testing.assert_allclose(running_mean, expected_mean, rtol=1e-12)
+    np.testing.assert_allclose(running_var, expected_var, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [-0.5, 1.0 + 1e-9, "0.9"])
+def test_momentum_outside_its_range_is_refused_by_value(bad):
+    running_mean = np.zeros(2)
+    scale, bias = _ones_zeros(2)
+    message = f"batch_norm: momentum must be in [0, 1], got {bad!r}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        autograd.batch_norm(Tensor(data=X4x2), scale, bias, running_mean, np.ones(2),
+                            momentum=bad, training=True)
+    np.testing.assert_array_equal(running_mean, 0.0)
+
+
+def test_bias_and_running_mean_messages_name_them():
+    """The names in batch_norm's messages ("bias", "running_mean" mutated survived: the tests
+    checked scale and running_var only)."""
+    x = Tensor(data=X)
+    scale, bias = _ones_zeros(3)
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "batch_norm: expected bias of shape (3,) for x of shape (2, 3, 2, 2), got (2,)") + "$"):
+        autograd.batch_norm(x, scale, Tensor(data=np.zeros(2)), None, None, training=True)
+    with pytest.raises(TypeError, match="^" + re.escape(
+            "batch_norm: running_mean must be an array on the device of x (cpu), got list") + "$"):
+        autograd.batch_norm(x, scale, bias, [0.0, 0.0, 0.0], np.ones(3), training=True)
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "batch_norm: expected running_mean of shape (3,), floating, for x of shape "
+            "(2, 3, 2, 2), got (3, 1) float64") + "$"):
+        autograd.batch_norm(x, scale, bias, np.zeros((3, 1)), np.ones(3), training=True)
