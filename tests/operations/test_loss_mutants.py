@@ -78,3 +78,14 @@ def test_binary_cross_entropy_at_zero_and_one_raises_no_numpy_warning():
     # dt = (log(1 - p) - log p) / size with both logs clamped at -100
     np.testing.assert_allclose(grads[t].to_numpy(), [100 / 4, -100 / 4, 100 / 4, -100 / 4],
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [f for f, _ in ELEMENTWISE], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("target,dtype", [(np.array([1 + 2j, 0j]), "complex128"),
+                                          (np.array(["a", "b"]), "<U1")])
+def test_elementwise_target_of_another_kind_is_refused_by_name(fn, target, dtype):
+    """`_target_operand(t, x, None)` in `_same_shape_operands` survived: the message must name
+    the loss."""
+    message = f"{fn.__name__}: expected floating targets or integer labels, got dtype {dtype}"
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        fn(Tensor(data=[0.25, 0.5]), target)
