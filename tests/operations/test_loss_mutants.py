@@ -89,3 +89,52 @@ def test_elementwise_target_of_another_kind_is_refused_by_name(fn, target, dtype
     message = f"{fn.__name__}: expected floating targets or integer labels, got dtype {dtype}"
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         fn(Tensor(data=[0.25, 0.5]), target)
+
+
+# ---------------------------------------------------------------- classification, exactly
+
+CLASSIFICATION = [(autograd.softmax_cross_entropy, "logits"),
+                  (autograd.cross_entropy, "probabilities"),
+                  (autograd.nll_loss, "log-probabilities")]
+X43 = np.full((4, 3), 0.25, np.float32)
+
+
+def _raises(error, message, fn, *args):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        fn(*args)
+
+
+@pytest.mark.parametrize("fn,what", CLASSIFICATION, ids=lambda v: getattr(v, "__name__", v))
+def test_classification_messages_word_for_word(fn, what):
+    """Each message names the loss, what its input is, and both shapes (test_loss.py matches
+    them with `.*`, so a wrong noun or shape in the middle went unseen)."""
+    name, x = fn.__name__, Tensor(data=X43)
+    _raises(ValueError, f"{name}: expected integer labels of shape (4,) for {what} of shape "
+            "(4, 3), got labels of shape (5,)", fn, x, np.zeros(5, np.int64))
+    _raises(TypeError, f"{name}: labels of shape (4,) must be integers, got float32 (cast "
+            f"them: labels.astype(int)); floating targets must have the {what}' shape (4, 3)",
+            fn, x, np.zeros(4, np.float32))
+    _raises(ValueError, f"{name}: expected targets of shape (4, 3) like the {what}, or integer "
+            "labels of shape (4,), got (4, 2) (float32)", fn, x, np.zeros((4, 2), np.float32))
+    _raises(ValueError, f"{name}: expected {what} of shape (N, C), got (2, 3, 4)",
+            fn, Tensor(data=np.zeros((2, 3, 4), np.float32)), np.zeros(2, np.int64))
+    _raises(ValueError, f"{name}: expected a non-empty batch, got {what} of shape (0, 3)",
+            fn, Tensor(data=np.zeros((0, 3), np.float32)), np.zeros(0, np.int64))
+    _raises(ValueError, f"{name}: expected a non-empty batch, got {what} of shape (2, 0)",
+            fn, Tensor(data=np.zeros((2, 0), np.float32)), np.zeros(2, np.int64))
+    _raises(TypeError, f"{name}: expected {what} as a Tensor, got ndarray", fn, X43,
+            np.zeros(4, np.int64))
+    _raises(TypeError, f"{name}: expected floating {what}, got dtype int64",
+            fn, Tensor(data=np.zeros((4, 3), np.int64)), np.zeros(4, np.int64))
+    _raises(TypeError, f"{name}: expected floating targets or integer labels, got dtype "
+            "complex128", fn, x, np.zeros((4, 3), np.complex128))
+
+
+@pytest.mark.parametrize("fn", [f for f, _ in CLASSIFICATION], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_out_of_range_label_in_a_column_is_named(fn, as_tensor):
+    """SINGA's (N, 1) column of labels is checked like (N,) labels, host or Tensor."""
+    labels = np.array([[0], [2], [5], [-1]])
+    labels = Tensor(data=labels) if as_tensor else labels
+    _raises(ValueError, f"{fn.__name__}: label 5 is outside [0, 3) for 3 classes", fn,
+            Tensor(data=X43), labels)
