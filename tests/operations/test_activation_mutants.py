@@ -3,6 +3,8 @@ away from them (finite differences straddle a kink), so a `x > 0` turned into `x
 strict bound turned inclusive, survived mutation testing (docs/testing.md). The gradient at a
 kink is a convention; these pin the one each docstring states (and PyTorch uses): the
 negative-side slope at x = 0, and zero at hardsigmoid's two corners."""
+import re
+
 import numpy as np
 import pytest
 
@@ -59,3 +61,12 @@ def test_hardsigmoid_gradient_is_zero_at_both_corners(x_values, expected_grad):
                                   x_values)
     np.testing.assert_array_equal(y, np.clip(0.5 * np.array(x_values) + 0.25, 0, 1))
     np.testing.assert_array_equal(grad, expected_grad)
+
+
+@pytest.mark.parametrize("slope,kind", [(None, "NoneType"), ("0.25", "str")])
+def test_prelu_refuses_a_slope_that_is_no_number_naming_itself(slope, kind):
+    """The name prelu passes when it converts its slope (mutated to None or "XXpreluXX",
+    survived: no test gave a slope that cannot be converted)."""
+    message = f"prelu: expected a Tensor, an array or a number, got {kind}"
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        autograd.prelu(Tensor(data=[-1.0, 1.0]), slope)
