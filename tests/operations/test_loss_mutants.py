@@ -138,3 +138,48 @@ def test_out_of_range_label_in_a_column_is_named(fn, as_tensor):
     labels = Tensor(data=labels) if as_tensor else labels
     _raises(ValueError, f"{fn.__name__}: label 5 is outside [0, 3) for 3 classes", fn,
             Tensor(data=X43), labels)
+
+
+
+def test_cross_entropy_target_gradient_is_minus_log_p_also_where_the_target_is_zero():
+    """A bug this file found: dt was 0 wherever t = 0, while the loss -sum(t log p) / N is
+    linear in t with slope -log p / N there too (p > 0). Compared with central differences."""
+    p_values = np.array([[0.125, 0.25, 0.625], [0.5, 0.5, 0.0 + 1e-3]])
+    t_values = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    t = Tensor(data=t_values, stores_grad=True)
+    loss = autograd.cross_entropy(Tensor(data=p_values), t)
+    dt = autograd.gradients(loss)[t].to_numpy()
+
+    def loss_at(targets):
+        return autograd.cross_entropy(Tensor(data=p_values), Tensor(data=targets)).item()
+
+    h = 1e-6
+    numeric = np.zeros_like(t_values)
+    for index in np.ndindex(t_values.shape):
+        step = np.zeros_like(t_values)
+        step[index] = h
+        numeric[index] = (loss_at(t_values + step) - loss_at(t_values - step)) / (2 * h)
+    np.testing.assert_allclose(dt, numeric, rtol=1e-6)
+    np.testing.assert_allclose(dt, -np.log(p_values) / 2, rtol=1e-12)
+
+
+def test_cross_entropy_with_zero_probabilities_where_the_target_is_zero():
+    """0 log 0 counts as 0: a class with p = 0 and no target weight adds nothing to the loss
+    or the gradient, and NumPy's log(0) / 0-division warnings stay silenced."""
+    p_values = np.array([[0.0, 0.25, 0.75], [0.5, 0.5, 0.0]])
+    t_values = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    p = Tensor(data=p_values, stores_grad=True)
+    t = Tensor(data=t_values, stores_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = autograd.cross_entropy(p, t)
+        grads = autograd.gradients(loss)
+    expected = -(0.5 * np.log(0.25) + 0.5 * np.log(0.75) + np.log(0.5)) / 2
+    assert loss.item() == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_allclose(grads[p].to_numpy(),
+                               [[0.0, -0.5 / 0.25 / 2, -0.5 / 0.75 / 2], [-1 / 0.5 / 2, 0, 0]],
+                               rtol=1e-12)
+    # dt = -log p / N: +inf where p = 0 (the loss is infinite for any t > 0 there)
+    np.testing.assert_allclose(grads[t].to_numpy(),
+                               [[np.inf, -np.log(0.25) / 2, -np.log(0.75) / 2],
+                                [-np.log(0.5) / 2, -np.log(0.5) / 2, np.inf]], rtol=1e-12)
