@@ -81,6 +81,28 @@ def test_binary_cross_entropy_at_zero_and_one_raises_no_numpy_warning():
 
 
 @pytest.mark.parametrize("fn", [f for f, _ in ELEMENTWISE], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("target", [np.array([[False, True], [True, False]]),
+                                    np.array([[0, 1], [1, 0]], np.int32)], ids=["bool", "int"])
+def test_float32_input_with_bool_or_int_targets_stays_float32(fn, target):
+    """Bool and integer targets take x's dtype (`astype(None)`, float64, survived: it is the
+    same as x's dtype for the float64 inputs of the test above; with float32 x it would mix
+    float32 with float64 and be refused)."""
+    x_values = np.array([[0.25, 0.75], [0.5, 0.125]], np.float32)
+    loss = fn(Tensor(data=x_values), target)
+    assert loss.dtype == np.float32
+    reference = _elementwise_references(x_values.astype(np.float64), target.astype(np.float64))
+    np.testing.assert_allclose(loss.item(), reference[fn], rtol=1e-6)
+
+
+def test_a_numpy_float_scalar_target_is_refused_naming_the_loss():
+    """`as_tensor_like(t, x, None)` in `_target_operand` survived: a NumPy scalar (not an
+    ndarray) is refused there, and the message must start with the loss's name."""
+    with pytest.raises(TypeError, match=r"^mse_loss: a numpy\.float64 cannot be combined with "
+                                        r"a Tensor on cpu"):
+        autograd.mse_loss(Tensor(data=np.float32(0.25)), np.float64(0.5))
+
+
+@pytest.mark.parametrize("fn", [f for f, _ in ELEMENTWISE], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("target,dtype", [(np.array([1 + 2j, 0j]), "complex128"),
                                           (np.array(["a", "b"]), "<U1")])
 def test_elementwise_target_of_another_kind_is_refused_by_name(fn, target, dtype):
