@@ -116,3 +116,34 @@ def test_power_by_a_number_and_its_gradient(c):
     np.testing.assert_allclose(y.to_numpy(), x_values ** c, rtol=1e-12)
     np.testing.assert_allclose(autograd.gradients(autograd.sum(y))[x].to_numpy(),
                                c * x_values ** (c - 1), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- chunk 1, elementwise whole
+
+def test_bool_and_integer_tensors_combine_without_a_cast_to_bool():
+    """`_operands` casts only an integer/bool side to the *floating* other side (`and`
+    turned into `or` survived: it would cast the integers 2, 3, 4 to bool)."""
+    flags = Tensor(data=np.array([True, False, True]))
+    counts = Tensor(data=np.array([2, 3, 4]))
+    np.testing.assert_array_equal(autograd.add(flags, counts).to_numpy(), [3, 3, 5])
+    np.testing.assert_array_equal(autograd.add(counts, flags).to_numpy(), [3, 3, 5])
+    np.testing.assert_array_equal(autograd.mul(counts, flags).to_numpy(), [2, 0, 4])
+
+
+@pytest.mark.parametrize("name", ["add", "mul"])
+def test_an_integer_tensor_and_a_float_through_the_function_is_float32(name):
+    """add(t, 2.5) and mul(t, 2.5) take the scalar op (`c = None` survived: the general
+    path makes 2.5 a float64 constant, so an integer tensor would give float64)."""
+    y = getattr(autograd, name)(Tensor(data=INTS), 2.5)
+    assert y.dtype == np.float32
+    expected = INTS + 2.5 if name == "add" else INTS * 2.5
+    np.testing.assert_array_equal(y.to_numpy(), expected.astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["sub", "maximum"])
+def test_a_bad_operand_on_the_left_is_named(name):
+    """The name in `_operands` for a left-hand operand (None survived), and maximum's own name
+    ("XXmaximumXX" survived: test_elementwise.py pins minimum's)."""
+    with pytest.raises(TypeError, match=f"^{name}: expected a Tensor, an array or a number, "
+                                        "got str$"):
+        getattr(autograd, name)("a", Tensor(data=[1.0]))
