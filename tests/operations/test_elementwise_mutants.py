@@ -131,10 +131,12 @@ def test_bool_and_integer_tensors_combine_without_a_cast_to_bool():
 
 
 @pytest.mark.parametrize("name", ["add", "mul"])
-def test_an_integer_tensor_and_a_float_through_the_function_is_float32(name):
-    """add(t, 2.5) and mul(t, 2.5) take the scalar op (`c = None` survived: the general
-    path makes 2.5 a float64 constant, so an integer tensor would give float64)."""
-    y = getattr(autograd, name)(Tensor(data=INTS), 2.5)
+@pytest.mark.parametrize("scalar_first", [False, True])
+def test_an_integer_tensor_and_a_float_through_the_function_is_float32(name, scalar_first):
+    """add and mul with a float on either side take the scalar op (`c = None` survived: the
+    general path makes 2.5 a float64 constant, so an integer tensor would give float64)."""
+    operands = (2.5, Tensor(data=INTS)) if scalar_first else (Tensor(data=INTS), 2.5)
+    y = getattr(autograd, name)(*operands)
     assert y.dtype == np.float32
     expected = INTS + 2.5 if name == "add" else INTS * 2.5
     np.testing.assert_array_equal(y.to_numpy(), expected.astype(np.float32))
