@@ -159,7 +159,8 @@ class SoftmaxCrossEntropy(Operation):
 
 class CrossEntropy(Operation):
     """loss = -sum(t * log p) / N; p (N, C) probabilities, t (N, C) or labels (N,).
-    dp = -t / p / N * dy (0 where t = 0);   dt = -log p / N * dy"""
+    dp = -t / p / N * dy (0 where t = 0);   dt = -log p / N * dy (also where t = 0; +inf
+    where p = 0)"""
 
     def forward(self, p, t):
         xp = get_array_module(p)
@@ -169,9 +170,10 @@ class CrossEntropy(Operation):
             total = xp.log(p[xp.arange(n), t]).sum()
         else:
             with ignore_float_warnings(xp):
+                log_p = xp.log(p)
                 # 0 * log 0 is 0 here: a class with no target weight adds nothing
-                logp = xp.where(t == 0, 0, xp.log(p))
-            self.save_for_backward(p, t, logp)
+                logp = xp.where(t == 0, 0, log_p)
+            self.save_for_backward(p, t, log_p)     # dt needs log p also where t = 0
             total = (t * logp).sum()
         return xp.asarray(total) * (-1.0 / p.shape[0])
 
