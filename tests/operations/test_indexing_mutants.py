@@ -40,6 +40,11 @@ X23 = Tensor(shape=(2, 3))
      ValueError, "scatter_elements: indices (3, 3) are larger than x (2, 3)"),
     (lambda: autograd.scatter_elements(X23, np.array([[1, 0, 1]]), np.ones((1, 3))),
      TypeError, "scatter_elements: updates must be a Tensor, got ndarray"),
+    # the condition against y too, not only x (y dropped from the check survived)
+    (lambda: autograd.where(Tensor(shape=(1,)), Tensor(shape=(3,)), np.ones(2, bool)),
+     ValueError, "where: cannot broadcast condition (2,), x (1,) and y (3,)"),
+    (lambda: autograd.gather(X23, 0, tensor_on_a_foreign_device([1], np.int64)), TypeError,
+     "gather: indices are on gpu:7 but x is on cpu; move one with to_device()"),
     (lambda: autograd.slice(X23, [0], [1], axes=[2]), ValueError,
      "slice: axis 2 is out of range for shape (2, 3)"),
     (lambda: autograd.slice(X23, [0], [1], steps=[0]), ValueError, "slice: a step cannot be 0"),
@@ -47,7 +52,7 @@ X23 = Tensor(shape=(2, 3))
     (lambda: autograd.slice(X23, [0], [1], steps=[1, 1]), ValueError,
      "slice: starts [0], ends [1], axes None and steps [1, 1] must have one length"),
 ])
-def test_scatter_and_slice_messages_are_exact(call, error, message):
+def test_scatter_slice_where_and_gather_messages_are_exact(call, error, message):
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         call()
 

@@ -14,6 +14,12 @@ X23 = Tensor(shape=(2, 3))
 
 
 @pytest.mark.parametrize("call, error, message", [
+    # a negative size other than -1 is refused by reshape itself, not left to NumPy
+    # (`n < -2` survived)
+    (lambda: autograd.reshape(X23, (-2, -1)), ValueError,
+     "reshape: cannot reshape (2, 3) (6 elements) into (-2, -1)"),
+    (lambda: autograd.reshape(X23, (-2, -3)), ValueError,
+     "reshape: cannot reshape (2, 3) (6 elements) into (-2, -3)"),
     # squeeze of a 0-d tensor with an axis (the message emptied survived)
     (lambda: autograd.squeeze(Tensor(data=2.0), 0), ValueError,
      "squeeze: a 0-d tensor has no axis 0"),
@@ -53,6 +59,13 @@ def test_transpose_takes_minus_ndim_as_the_first_axis():
     data = np.arange(24.0).reshape(2, 3, 4)
     y = autograd.transpose(Tensor(data=data), (-3, -1, 1))
     np.testing.assert_array_equal(y.to_numpy(), np.transpose(data, (-3, -1, 1)))
+
+
+def test_reshape_takes_an_int_shape():
+    """reshape(x, 6) is reshape(x, (6,)) (the int branch dropped would iterate over an int)."""
+    data = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(autograd.reshape(Tensor(data=data), 6).to_numpy(),
+                                  data.reshape(6))
 
 
 @pytest.mark.parametrize("fn", [autograd.expand, autograd.broadcast_to])
