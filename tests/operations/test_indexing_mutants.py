@@ -96,3 +96,27 @@ def test_getitem_with_a_tuple_index_on_another_device():
     y = tensor_on_a_foreign_device(data)[index]
     assert str(y.device) == "gpu:7" and 7 in CurrentDevice.entered
     np.testing.assert_array_equal(np.asarray(y.data), data[index])
+
+
+@pytest.mark.parametrize("wrap", [lambda ids: ids, lambda ids: (ids, slice(None))],
+                         ids=["array", "tuple"])
+def test_getitem_replays_an_index_array_given_to_the_step(wrap):
+    """The index arrays are inputs of the op, so a replayed step reads the new index (left in
+    the op's template, a replay would keep the captured one; refused as a mask, no replay)."""
+    data = np.arange(10, dtype=np.float32).reshape(5, 2) * 10
+    x = Tensor(data=data, stores_grad=True)
+    captured = autograd.capture(lambda ids: x[wrap(ids)])
+    for ids in ([0, 1], [2, 3], [4, 0], [1, 1]):
+        out = captured(Tensor(data=np.array(ids), requires_grad=False))
+        np.testing.assert_array_equal(out.to_numpy(), data[ids])
+    assert captured.replays == 2
+
+
+def test_getitem_with_a_boolean_mask_is_refused_by_graph_mode_in_words():
+    x = Tensor(data=np.arange(3, dtype=np.float32), stores_grad=True)
+    captured = autograd.capture(lambda: x[np.array([True, False, True])])
+    message = ("graph mode: getitem with a boolean mask has as many results as the mask has "
+               "True values; a replay would keep the captured shape")
+    with pytest.raises(autograd.CaptureError, match=f"^{re.escape(message)} "):
+        for _ in range(3):
+            captured()
