@@ -79,11 +79,13 @@ def test_einsum_gradients_after_an_operand_that_needs_none():
     np.testing.assert_allclose(grads[tc].to_numpy(), (a @ b).T @ dy, rtol=1e-12)
 
 
-def test_gemm_with_alpha_two_and_beta_one_scales_the_product():
-    """Only alpha == beta == 1 may take the fused matmul_add (which has no alpha): with alpha 2
-    the product is doubled (the fused test on `alpha == 2` survived); gradients by gradcheck."""
+@pytest.mark.parametrize("alpha, beta", [(2.0, 1.0), (1.0, 2.0)])
+def test_gemm_with_one_coefficient_two_scales_its_term(alpha, beta):
+    """Only alpha == beta == 1 may take the fused matmul_add (which has neither): the fused test
+    on `alpha == 2` or `beta == 2`, and `beta != 2` for adding C unscaled, survived. Against
+    the formula, gradients by gradcheck."""
     A, B, C = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)), rng.standard_normal(2)
-    out = autograd.gemm(Tensor(data=A), Tensor(data=B), Tensor(data=C), alpha=2.0, beta=1.0)
-    np.testing.assert_allclose(out.to_numpy(), 2.0 * A @ B + C, rtol=1e-12)
-    assert autograd.gradcheck(lambda a, b, c: autograd.gemm(a, b, c, alpha=2.0),
+    out = autograd.gemm(Tensor(data=A), Tensor(data=B), Tensor(data=C), alpha=alpha, beta=beta)
+    np.testing.assert_allclose(out.to_numpy(), alpha * A @ B + beta * C, rtol=1e-12)
+    assert autograd.gradcheck(lambda a, b, c: autograd.gemm(a, b, c, alpha=alpha, beta=beta),
                               [Tensor(data=A), Tensor(data=B), Tensor(data=C)])
