@@ -100,15 +100,16 @@ def test_getitem_with_a_tuple_index_on_another_device():
 
 @pytest.mark.parametrize("wrap", [lambda ids: ids, lambda ids: (ids, slice(None))],
                          ids=["array", "tuple"])
-def test_getitem_replays_an_index_array_given_to_the_step(wrap):
-    """The index arrays are inputs of the op, so a replayed step reads the new index (left in
-    the op's template, a replay would keep the captured one; refused as a mask, no replay)."""
+def test_getitem_replays_an_index_computed_in_the_step(wrap):
+    """The index arrays are inputs of the op, so a replayed step reads the index it computed
+    (left in the op's template, graph mode refuses the step; an integer index refused as a
+    boolean mask, `dtype != bool`, also fails)."""
     data = np.arange(10, dtype=np.float32).reshape(5, 2) * 10
     x = Tensor(data=data, stores_grad=True)
-    captured = autograd.capture(lambda ids: x[wrap(ids)])
+    captured = autograd.capture(lambda ids: x[wrap(autograd.cat([ids, ids]))])
     for ids in ([0, 1], [2, 3], [4, 0], [1, 1]):
         out = captured(Tensor(data=np.array(ids), requires_grad=False))
-        np.testing.assert_array_equal(out.to_numpy(), data[ids])
+        np.testing.assert_array_equal(out.to_numpy(), data[ids + ids])
     assert captured.replays == 2
 
 

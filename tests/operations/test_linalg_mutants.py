@@ -89,3 +89,17 @@ def test_gemm_with_one_coefficient_two_scales_its_term(alpha, beta):
     np.testing.assert_allclose(out.to_numpy(), alpha * A @ B + beta * C, rtol=1e-12)
     assert autograd.gradcheck(lambda a, b, c: autograd.gemm(a, b, c, alpha=alpha, beta=beta),
                               [Tensor(data=A), Tensor(data=B), Tensor(data=C)])
+
+
+@pytest.mark.parametrize("constant", [0, 1])
+def test_gemm_gradient_of_one_operand_when_the_other_is_a_constant(constant):
+    """dA = alpha dy B'^T (transposed back) with B a constant, dB = alpha A'^T dy with A one
+    (dA computed on B's flag, `needs[1]`, survived)."""
+    A, B, dy = rng.standard_normal((4, 3)), rng.standard_normal((2, 4)), rng.standard_normal((3, 2))
+    tensors = [Tensor(data=A, stores_grad=True), Tensor(data=B, stores_grad=True)]
+    tensors[constant] = Tensor(data=(A, B)[constant], requires_grad=False)
+    y = autograd.gemm(*tensors, alpha=1.5, transA=True, transB=True)
+    grads = autograd.gradients(y, dy)
+    assert list(grads) == [tensors[1 - constant]]
+    expected = (1.5 * (dy @ B).T) if constant == 1 else (1.5 * (A @ dy).T)
+    np.testing.assert_allclose(grads[tensors[1 - constant]].to_numpy(), expected, rtol=1e-12)
