@@ -103,3 +103,15 @@ def test_gemm_gradient_of_one_operand_when_the_other_is_a_constant(constant):
     assert list(grads) == [tensors[1 - constant]]
     expected = (1.5 * (dy @ B).T) if constant == 1 else (1.5 * (A @ dy).T)
     np.testing.assert_allclose(grads[tensors[1 - constant]].to_numpy(), expected, rtol=1e-12)
+
+
+def test_matmul_gemm_and_add_bias_of_integer_tensors_stay_integer():
+    """With no floating operand nothing is converted (`next(...)` without its None default
+    raised StopIteration here): the exact integer results NumPy gives."""
+    a, b = np.arange(6).reshape(2, 3), np.arange(12).reshape(3, 4)
+    for y, expected in ((autograd.matmul(Tensor(data=a), Tensor(data=b)), a @ b),
+                        (autograd.gemm(Tensor(data=a), Tensor(data=b)), a @ b),
+                        (autograd.add_bias(Tensor(data=a), Tensor(data=np.arange(3))),
+                         a + np.arange(3))):
+        assert y.dtype == np.int64
+        np.testing.assert_array_equal(y.to_numpy(), expected)
