@@ -47,3 +47,8 @@ def test_a_kept_run_knows_its_modules(tmp_path):
     assert tool.kept_modules(tmp_path) == ["autograd/opt/sgd.py", "autograd/opt/base.py"]
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert tool.kept_modules(tmp_path) == []
+
+
+def test_own_tests_of_linalg_take_the_einsum_tests_too():
+    tests = load_tool().tests_for("autograd/operations/linalg.py", own=True)
+    assert "tests/operations/test_einsum.py" in tests and "tests/operations/test_linalg.py" in tests

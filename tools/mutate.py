@@ -50,6 +50,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 KILLED = {"killed", "timeout", "segfault"}
 COUNTED = KILLED | {"survived", "no tests", "suspicious"}
 MOST_DIFFS_PRINTED = 40
+# test files of a module that do not carry its name (for --own-tests)
+ALSO_OWN = {"autograd/operations/linalg.py": ["tests/operations/test_einsum.py"]}
 # tests that cannot pass under mutmut: they read the caller's frame, which is mutmut's
 # trampoline there (mutmut stops when a test fails on the unmutated code)
 UNDER_TRAMPOLINE = [
@@ -87,7 +89,7 @@ def tests_for(module, own=False):
     if len(parts) > 1:
         if not (ROOT / folder).is_dir():
             return ["tests"]
-        own_files = own and mirrored(folder, stem)
+        own_files = own and mirrored(folder, stem) + ALSO_OWN.get(module, [])
         if own and not own_files:
             # one mutmut run has one test selection: this widens it for every module named
             print(f"--own-tests: {module} has no tests/{folder.relative_to('tests')}/"
