@@ -2,6 +2,7 @@
 blind (docs/testing.md): a non-Tensor parameter, a gradient that is no array, an unknown
 option in a loaded state; each names the optimizer, what it expected and what it got."""
 import copy
+import warnings
 import re
 
 import numpy as np
@@ -35,3 +36,59 @@ def test_an_unknown_option_in_a_state_is_refused_by_name():
     with pytest.raises(ValueError, match=exactly("SGD.load_state_dict: unknown options "
                                                  "['bogus']")):
         sgd.load_state_dict(state)
+
+
+class Scaled(opt.Optimizer):
+    """A user's optimizer declared as the base class documents: p -= lr * factor * g."""
+
+    factor = opt.Hyperparameter(low=0.0, high=1.0)
+
+    def __init__(self, lr, factor):
+        super().__init__(lr)
+        self.factor = factor
+
+    def update_array(self, data, grad, state, values):
+        data -= values["lr"] * values["factor"] * grad
+
+
+def test_a_subclass_declares_hyperparameters_with_an_inclusive_upper_bound_by_default():
+    """Hyperparameter's defaults and __set_name__ run only when a class body is executed (the
+    built-in optimizers' at import): a new subclass is the only way a test sees them."""
+    assert Scaled.hyperparameter_names() == ["lr", "factor"]
+    scaled = Scaled(lr=0.5, factor=1.0)                 # the bound itself is accepted
+    w = Tensor(data=np.array([3.0]), stores_grad=True)
+    scaled.update(w, np.array([2.0]))
+    np.testing.assert_array_equal(w.to_numpy(), [3.0 - 0.5 * 1.0 * 2.0])
+    assert scaled.values() == {"lr": 0.5, "factor": 1.0}
+    with pytest.raises(ValueError, match=exactly("Scaled: factor must be in [0.0, 1.0], got 1.5")):
+        Scaled(lr=0.5, factor=1.5)
+
+
+def test_repr_names_every_hyperparameter_and_the_step():
+    assert repr(opt.AdaGrad(lr=0.5)) == (
+        "AdaGrad(lr=Constant(init_value=0.5), epsilon=Constant(init_value=1e-08), "
+        "weight_decay=Constant(init_value=0.0), step_counter=0)")
+
+
+def _updates_warn(sgd, w, count):
+    """Whether ``count`` more updates of ``w`` without a step() warn."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(count):
+            sgd.update(w, np.ones(1, np.float32))
+    return [str(w.message) for w in caught]
+
+
+def test_the_forgotten_step_warning_comes_at_exactly_100_updates_per_parameter():
+    """The count of updates since the last step() starts at 0, and step() sets it back to 0:
+    one parameter warns at its 100th update without a step, not at its 99th."""
+    sgd = opt.SGD(lr=opt.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5))
+    w = Tensor(data=np.ones(1, np.float32), stores_grad=True)
+    assert _updates_warn(sgd, w, 99) == []
+    sgd.step()
+    assert _updates_warn(sgd, w, 99) == []
+    assert _updates_warn(sgd, w, 1) == [
+        "SGD: 100 updates since step_counter last advanced (it is 1), so the schedule of lr has "
+        "not moved; call sgd.step() once after each batch's updates (opt(loss) does both). "
+        "This warning is shown once."]
+
