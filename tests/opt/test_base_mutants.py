@@ -92,3 +92,37 @@ def test_the_forgotten_step_warning_comes_at_exactly_100_updates_per_parameter()
         "not moved; call sgd.step() once after each batch's updates (opt(loss) does both). "
         "This warning is shown once."]
 
+
+@pytest.mark.parametrize("name", ["all_reduce", "fused_all_reduce", "wait"])
+def test_a_distopt_method_on_a_plain_optimizer_says_to_wrap_it(name):
+    """SINGA's DistOpt methods asked of a plain optimizer: the message names opt.DistOpt,
+    which has them (it said autograd had no DistOpt yet, long after DistOpt was added)."""
+    message = (f"SGD.{name}: a method of DistOpt (SINGA's distributed training), not of a plain "
+               "optimizer: wrap this one, opt.DistOpt(sgd), and start the processes with "
+               "mpiexec (see docs/singa.md); with one process call opt(loss), i.e. "
+               "dist_option='plain'")
+    with pytest.raises(AttributeError, match=exactly(message)):
+        getattr(opt.SGD(lr=0.1), name)
+
+
+@pytest.mark.parametrize("name", ["backward_and_update_half", "backward_and_partial_update",
+                                  "backward_and_sparse_update", "all_reduce_half",
+                                  "fused_all_reduce_half", "sparsification",
+                                  "fused_sparsification"])
+def test_a_singa_experimental_distopt_method_is_named_as_not_implemented(name):
+    """SINGA's experimental DistOpt methods, which autograd's DistOpt lacks too: wrapping would
+    not help (DistOpt forwards the four it does not define to its optimizer, whose message
+    must not send the user back to DistOpt)."""
+    message = (f"Adam.{name}: one of SINGA's experimental DistOpt methods, which autograd does "
+               "not implement (see docs/singa.md); use opt(loss), or DistOpt's "
+               "backward_and_update with several processes")
+    with pytest.raises(AttributeError, match=exactly(message)):
+        getattr(opt.Adam(), name)
+    if not name.startswith("backward_and_"):
+        with pytest.raises(AttributeError, match=exactly(message)):
+            getattr(opt.DistOpt(opt.Adam(), opt.LocalCommunicator()), name)
+
+
+def test_any_other_missing_attribute_is_the_usual_error():
+    with pytest.raises(AttributeError, match=exactly("'SGD' object has no attribute 'momentun'")):
+        opt.SGD().momentun
