@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+import autograd
 from autograd import Tensor, opt
 
 
@@ -126,3 +127,25 @@ def test_a_singa_experimental_distopt_method_is_named_as_not_implemented(name):
 def test_any_other_missing_attribute_is_the_usual_error():
     with pytest.raises(AttributeError, match=exactly("'SGD' object has no attribute 'momentun'")):
         opt.SGD().momentun
+
+
+def test_a_pending_state_is_dropped_once_its_parameter_adopts_it():
+    """A state loaded without params waits by name; at the parameter's first update it is
+    adopted and must leave the pending list, or state_dict() saves it twice (the stale copy
+    after the live one)."""
+    def named(values):
+        w = Tensor(data=np.array(values), stores_grad=True)
+        w.name = "w"
+        return w
+
+    w, first = named([2.0, -1.0]), opt.Adam(lr=0.1)
+    first(autograd.sum(w * w))
+    second, copy = opt.Adam(lr=0.1), named(w.to_numpy().copy())
+    second.load_state_dict(first.state_dict())
+    for optimizer, param in ((first, w), (second, copy)):
+        optimizer(autograd.sum(param * param))
+    saved, expected = second.state_dict(), first.state_dict()
+    assert [entry["name"] for entry in saved["parameters"]] == ["w"]
+    for slot in ("m", "v", "step"):
+        np.testing.assert_array_equal(saved["parameters"][0]["state"][slot],
+                                      expected["parameters"][0]["state"][slot])
