@@ -2,6 +2,7 @@
 blind (docs/testing.md): a non-Tensor parameter, a gradient that is no array, an unknown
 option in a loaded state; each names the optimizer, what it expected and what it got."""
 import copy
+import pathlib
 import warnings
 import re
 
@@ -149,3 +150,26 @@ def test_a_pending_state_is_dropped_once_its_parameter_adopts_it():
     for slot in ("m", "v", "step"):
         np.testing.assert_array_equal(saved["parameters"][0]["state"][slot],
                                       expected["parameters"][0]["state"][slot])
+
+
+_USER_LOOP = compile(
+    "def loop(sgd, w, gradient):\n"
+    "    for _ in range(100):\n"
+    "        sgd.update(w, gradient)\n", "user_training_loop.py", "exec")
+
+
+@pytest.mark.skipif("mutants" in pathlib.Path(autograd.__file__).parts,
+                    reason="under mutmut its trampoline adds frames between the user and "
+                           "the warning (tools/mutate.py deselects the other location test)")
+def test_the_forgotten_step_warning_points_at_the_users_update_call():
+    """stacklevel 4 names the line that called update(); 5 would name that function's caller,
+    which test_forgotten_step.py cannot tell apart (its loop and caller share a file)."""
+    namespace = {}
+    exec(_USER_LOOP, namespace)     # noqa: S102 (a loop in a file of its own name)
+    sgd = opt.SGD(lr=opt.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5))
+    w = Tensor(data=np.ones(1, np.float32), stores_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        namespace["loop"](sgd, w, np.ones(1, np.float32))
+    assert [(w.category, w.filename, w.lineno) for w in caught] == [
+        (UserWarning, "user_training_loop.py", 3)]
