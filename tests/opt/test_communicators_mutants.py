@@ -1,0 +1,153 @@
+"""The communicators' code that runs without a second process (the mutation run of
+opt/communicators.py; tests/opt/test_distributed.py covers MPI itself under mpiexec, in
+processes mutmut does not follow): the launcher's environment, the base class, the local
+world, the choice of a default, the abort hook and the root check. References: the values
+and messages worked out by hand."""
+import re
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from autograd.opt import communicators
+
+
+def exactly(message):
+    return f"^{re.escape(message)}$"
+
+
+@pytest.fixture
+def no_launcher(monkeypatch):
+    for name in communicators._LAUNCHER_SIZE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("variable", communicators._LAUNCHER_SIZE_VARIABLES)
+def test_each_launchers_variable_gives_the_world_size(no_launcher, variable):
+    assert communicators.launched_by_mpi() is None
+    no_launcher.setenv(variable, "3")
+    assert communicators.launched_by_mpi() == 3
+
+
+def test_a_variable_that_is_no_number_is_skipped(no_launcher):
+    no_launcher.setenv("PMI_SIZE", "")
+    no_launcher.setenv("OMPI_COMM_WORLD_SIZE", "two")
+    no_launcher.setenv("PMIX_SIZE", "4")
+    assert communicators.launched_by_mpi() == 4
+
+
+def test_the_base_class_is_a_world_of_one_that_must_be_implemented():
+    base = communicators.Communicator()
+    assert (base.rank, base.world_size, base.local_rank) == (0, 1, 0)
+    assert repr(base) == "Communicator(rank=0, world_size=1, local_rank=0)"
+    for call in (lambda: base.start_all_reduce(np.ones(1)), lambda: base.broadcast(np.ones(1)),
+                 lambda: base.all_gather_object(1)):
+        with pytest.raises(NotImplementedError):
+            call()
+    assert base.progress([None]) is None and base.wait([None]) is None
+    assert base.barrier() is None
+    with pytest.raises(SystemExit, match=exactly("rank 3 failed")):
+        base.abort("rank 3 failed", code=2)
+
+
+def test_all_reduce_starts_a_reduction_and_waits_for_it():
+    calls = []
+
+    class Doubling(communicators.Communicator):
+        def start_all_reduce(self, array):
+            array *= 2
+            calls.append("start")
+            return "handle"
+
+        def wait(self, handles):
+            calls.append(("wait", handles))
+
+    array = np.array([1.0, 2.0])
+    assert Doubling().all_reduce(array) is array
+    np.testing.assert_array_equal(array, [2.0, 4.0])
+    assert calls == ["start", ("wait", ["handle"])]
+
+
+def test_the_local_world_leaves_arrays_as_they_are():
+    local = communicators.LocalCommunicator()
+    array = np.array([1.0, 2.0])
+    assert local.start_all_reduce(array) is None
+    assert local.broadcast(array, root=np.int64(0)) is array
+    assert local.all_gather_object({"a": 1}) == [{"a": 1}]
+    np.testing.assert_array_equal(array, [1.0, 2.0])
+
+
+@pytest.mark.parametrize("root", [1, -1, True, 0.0, "0"])
+def test_a_root_that_is_no_rank_is_refused_by_name(root):
+    with pytest.raises(ValueError, match=exactly(f"broadcast: root must be a rank in [0, 1), "
+                                                 f"got {root!r}")):
+        communicators.LocalCommunicator().broadcast(np.ones(2), root=root)
+
+
+def test_outside_a_launcher_the_default_is_local_with_one_warning(no_launcher):
+    no_launcher.setattr(communicators, "_warned_local", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = communicators.default_communicator()
+        communicators.default_communicator()
+    assert type(first) is communicators.LocalCommunicator
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (RuntimeWarning, "DistOpt: the process was not started by mpiexec; training with "
+                         "world size 1")]
+
+
+def _without_mpi4py(monkeypatch):
+    def missing():
+        raise ImportError("no mpi4py here")
+    monkeypatch.setattr(communicators, "import_mpi", missing)
+
+
+def test_a_launch_of_one_without_mpi4py_trains_alone_and_says_why(no_launcher):
+    _without_mpi4py(no_launcher)
+    no_launcher.setenv("PMI_SIZE", "1")
+    no_launcher.setattr(communicators, "_warned_local", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert type(communicators.default_communicator()) is communicators.LocalCommunicator
+    assert [str(w.message) for w in caught] == [
+        "DistOpt: mpi4py is not installed (pip install -e \".[dist]\"); training with world "
+        "size 1"]
+
+
+def test_a_launch_of_several_without_mpi4py_is_an_error(no_launcher):
+    _without_mpi4py(no_launcher)
+    no_launcher.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    with pytest.raises(ImportError, match="no mpi4py here"):
+        communicators.default_communicator()
+
+
+def test_import_mpi_names_the_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mpi4py", None)        # import mpi4py fails
+    with pytest.raises(ImportError, match=exactly(
+            "distributed training over MPI needs mpi4py and an MPI library: pip install -e "
+            "\".[dist]\" (mpi4py and the MPICH wheel)")):
+        communicators.import_mpi()
+
+
+def test_an_uncaught_error_prints_then_aborts_every_rank_once(monkeypatch):
+    printed, aborted = [], []
+
+    def previous(kind, value, traceback):
+        printed.append((kind, str(value)))
+
+    class Rank(communicators.Communicator):
+        rank, world_size = 1, 2
+
+        def abort(self, message, code=1):
+            aborted.append(message)
+
+    monkeypatch.setattr(sys, "excepthook", previous)
+    communicators.install_abort_on_error(Rank())
+    hook = sys.excepthook
+    communicators.install_abort_on_error(Rank())        # a second install keeps the first
+    assert sys.excepthook is hook and hook.aborts_communicator is not None
+    hook(ValueError, ValueError("bad batch"), None)
+    assert printed == [(ValueError, "bad batch")]
+    assert aborted == ["autograd: rank 1 of 2 raised ValueError: bad batch; aborting every rank"]
