@@ -5,6 +5,7 @@ world, the choice of a default, the abort hook and the root check. References: t
 and messages worked out by hand."""
 import re
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -151,3 +152,166 @@ def test_an_uncaught_error_prints_then_aborts_every_rank_once(monkeypatch):
     hook(ValueError, ValueError("bad batch"), None)
     assert printed == [(ValueError, "bad batch")]
     assert aborted == ["autograd: rank 1 of 2 raised ValueError: bad batch; aborting every rank"]
+
+
+# ------------------------------------------------------------------ MpiCommunicator's glue
+class FakeMPI:
+    """The parts of mpi4py.MPI that MpiCommunicator calls, recording each call."""
+    IN_PLACE, SUM, COMM_TYPE_SHARED = "IN_PLACE", "SUM", "SHARED"
+    THREAD_MULTIPLE, THREAD_SERIALIZED = 3, 2
+
+    def __init__(self, size=2, rank=1, local_rank=0, thread_level=3, complete=True):
+        self.calls, self.thread_level, self.complete = [], thread_level, complete
+        mpi = self
+
+        class Node:
+            def Get_rank(self):
+                return local_rank
+
+            def Free(self):
+                mpi.calls.append("Free")
+
+        class Comm:
+            def Get_rank(self):
+                return rank
+
+            def Get_size(self):
+                return size
+
+            def Split_type(self, kind):
+                mpi.calls.append(("Split_type", kind))
+                return Node()
+
+            def Iallreduce(self, send, array, op):
+                mpi.calls.append(("Iallreduce", send, op))
+                array *= size
+                return f"request{len(mpi.calls)}"
+
+            def Allreduce(self, send, array, op):
+                mpi.calls.append(("Allreduce", send, op))
+                array *= size
+
+            def Bcast(self, array, root):
+                mpi.calls.append(("Bcast", root))
+
+            def allgather(self, value):
+                return [value] * size
+
+            def Barrier(self):
+                mpi.calls.append("Barrier")
+
+            def Abort(self, code):
+                mpi.calls.append(("Abort", code))
+
+        class Request:
+            @staticmethod
+            def Testall(requests):
+                mpi.calls.append(("Testall", list(requests)))
+                return mpi.complete
+
+            @staticmethod
+            def Waitall(requests):
+                mpi.calls.append(("Waitall", list(requests)))
+
+        self.COMM_WORLD, self.Request = Comm(), Request
+
+    def Query_thread(self):
+        return self.thread_level
+
+
+@pytest.fixture
+def fake_mpi(monkeypatch):
+    made = []
+
+    def install(**options):
+        mpi = FakeMPI(**options)
+        monkeypatch.setattr(communicators, "import_mpi", lambda: mpi)
+        made.append(mpi)
+        return mpi
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)      # put back afterwards
+    return install
+
+
+def test_mpi_reads_its_world_and_installs_the_abort_hook(fake_mpi):
+    mpi = fake_mpi(size=2, rank=1, local_rank=1)
+    comm = communicators.MpiCommunicator()
+    assert (comm.rank, comm.world_size, comm.local_rank) == (1, 2, 1)
+    assert mpi.calls == [("Split_type", "SHARED"), "Free"]
+    assert comm.progress_thread is False and comm.poll_seconds == 1e-3
+    assert sys.excepthook.aborts_communicator is comm
+
+
+def test_mpi_in_a_world_of_one_leaves_the_excepthook_alone(fake_mpi):
+    fake_mpi(size=1, rank=0)
+    hook = sys.excepthook
+    assert communicators.MpiCommunicator(progress_thread=True).progress_thread is False
+    assert sys.excepthook is hook
+
+
+def test_mpi_reduces_numpy_arrays_in_place_and_tests_pending_requests(fake_mpi):
+    mpi = fake_mpi(size=2)
+    comm = communicators.MpiCommunicator()
+    array = np.array([1.0, 2.0])
+    request = comm.start_all_reduce(array)
+    np.testing.assert_array_equal(array, [2.0, 4.0])
+    mpi.calls.clear()
+    comm.progress([None])
+    comm.progress([request, None])
+    comm.wait([None])
+    comm.wait([None, request])
+    assert mpi.calls == [("Testall", [request]), ("Waitall", [request])]
+    assert comm.all_reduce(array) is array
+    np.testing.assert_array_equal(array, [4.0, 8.0])
+    assert mpi.calls[-1] == ("Allreduce", "IN_PLACE", "SUM")
+    assert comm.broadcast(array, root=1) is array and mpi.calls[-1] == ("Bcast", 1)
+    assert comm.all_gather_object("x") == ["x", "x"]
+    comm.barrier()
+    assert mpi.calls[-1] == "Barrier"
+
+
+@pytest.mark.parametrize("call", ["start_all_reduce", "all_reduce"])
+def test_mpi_refuses_what_is_no_numpy_array_naming_nccl(fake_mpi, call):
+    fake_mpi()
+    with pytest.raises(TypeError, match=exactly("MpiCommunicator: reduces NumPy arrays, got "
+                                                "list; for GPU (CuPy) arrays use "
+                                                "NcclCommunicator")):
+        getattr(communicators.MpiCommunicator(), call)([1.0])
+
+
+def test_mpi_broadcast_checks_the_root_against_its_world(fake_mpi):
+    fake_mpi(size=2)
+    with pytest.raises(ValueError, match=exactly("broadcast: root must be a rank in [0, 2), "
+                                                 "got 2")):
+        communicators.MpiCommunicator().broadcast(np.ones(1), root=2)
+
+
+def test_mpi_abort_prints_the_message_then_aborts_with_the_code(fake_mpi, capsys):
+    mpi = fake_mpi()
+    communicators.MpiCommunicator().abort("rank 1 failed\n", code=3)
+    assert capsys.readouterr().err == "rank 1 failed\n"
+    assert mpi.calls[-1] == ("Abort", 3)
+
+
+def test_with_a_progress_thread_the_poller_tests_and_wait_takes_the_requests_back(fake_mpi):
+    mpi = fake_mpi(size=2, complete=False)
+    comm = communicators.MpiCommunicator(progress_thread=True, poll_seconds=1e-4)
+    assert comm.progress_thread is True
+    request = comm.start_all_reduce(np.ones(2))
+    for _ in range(2000):                        # the thread tests the pending request
+        if ("Testall", [request]) in mpi.calls:
+            break
+        time.sleep(1e-3)
+    assert ("Testall", [request]) in mpi.calls
+    comm.progress([request])                     # the thread's job: no Testall from here
+    comm.wait([request])
+    with comm._poller.lock:
+        assert comm._poller.requests == [] and not comm._poller.pending.is_set()
+    assert mpi.calls[-1] == ("Waitall", [request])
+
+
+def test_without_thread_multiple_there_is_no_progress_thread(fake_mpi):
+    fake_mpi(size=2, thread_level=FakeMPI.THREAD_SERIALIZED)
+    comm = communicators.MpiCommunicator(progress_thread=True)
+    assert comm.progress_thread is False
+    comm.start_all_reduce(np.ones(1))
+    assert comm._poller is None
