@@ -173,3 +173,46 @@ def test_the_forgotten_step_warning_points_at_the_users_update_call():
         namespace["loop"](sgd, w, np.ones(1, np.float32))
     assert [(w.category, w.filename, w.lineno) for w in caught] == [
         (UserWarning, "user_training_loop.py", 3)]
+
+
+def test_an_optimizer_without_update_array_says_so():
+    with pytest.raises(NotImplementedError, match=exactly("Optimizer.update_array is not "
+                                                          "implemented")):
+        opt.Optimizer(lr=0.1).update(Tensor(data=np.ones(1), stores_grad=True), np.ones(1))
+
+
+def test_a_gradient_with_a_shape_but_no_dtype_is_refused_by_name():
+    w = Tensor(data=np.ones(2, np.float32), stores_grad=True)
+    message = ("SGD: the gradient of unnamed parameter of shape (2,) must be a Tensor or an "
+               "array, got ShapeOnly")
+    with pytest.raises(TypeError, match=exactly(message)):
+        opt.SGD(lr=0.1).update(w, type("ShapeOnly", (), {"shape": (2,)})())
+
+
+def test_an_integer_parameter_is_refused_by_name():
+    w = Tensor(data=np.array([1, 2]))
+    w.name = "steps"
+    with pytest.raises(TypeError, match=exactly("SGD: parameter 'steps' of shape (2,) is int64; "
+                                                "only floating parameters can be updated")):
+        opt.SGD(lr=0.1).update(w, np.ones(2, np.int64))
+
+
+def test_a_numpy_scalar_gradient_of_a_0d_parameter_is_applied():
+    w = Tensor(data=np.array(2.0), stores_grad=True)
+    opt.SGD(lr=0.5).update(w, np.float64(3.0))
+    np.testing.assert_array_equal(w.to_numpy(), 2.0 - 0.5 * 3.0)
+
+
+def test_a_pending_state_that_does_not_fit_names_the_optimizer():
+    saved = Tensor(data=np.ones(2), stores_grad=True)
+    saved.name = "w"
+    first = opt.Adam(lr=0.1)
+    first(autograd.sum(saved * saved))
+    second = opt.Adam(lr=0.1)
+    second.load_state_dict(first.state_dict())
+    other = Tensor(data=np.ones(3), stores_grad=True)
+    other.name = "w"
+    with pytest.raises(ValueError, match=exactly(
+            "Adam: saved state for 'w' is float64 of shape (2,), but parameter 'w' is float64 "
+            "of shape (3,)")):
+        second.update(other, np.ones(3))
