@@ -40,22 +40,27 @@ def test_an_unknown_option_in_a_state_is_refused_by_name():
         sgd.load_state_dict(state)
 
 
-class Scaled(opt.Optimizer):
-    """A user's optimizer declared as the base class documents: p -= lr * factor * g."""
+def scaled_class():
+    """A user's optimizer declared as the base class documents: p -= lr * factor * g. Made
+    inside the test, not at import: under mutmut the class body must run in the mutant's
+    process, and hyperparameter_names must meet a class it has not cached yet."""
 
-    factor = opt.Hyperparameter(low=0.0, high=1.0)
+    class Scaled(opt.Optimizer):
+        factor = opt.Hyperparameter(low=0.0, high=1.0)
 
-    def __init__(self, lr, factor):
-        super().__init__(lr)
-        self.factor = factor
+        def __init__(self, lr, factor):
+            super().__init__(lr)
+            self.factor = factor
 
-    def update_array(self, data, grad, state, values):
-        data -= values["lr"] * values["factor"] * grad
+        def update_array(self, data, grad, state, values):
+            data -= values["lr"] * values["factor"] * grad
+    return Scaled
 
 
 def test_a_subclass_declares_hyperparameters_with_an_inclusive_upper_bound_by_default():
     """Hyperparameter's defaults and __set_name__ run only when a class body is executed (the
     built-in optimizers' at import): a new subclass is the only way a test sees them."""
+    Scaled = scaled_class()
     assert Scaled.hyperparameter_names() == ["lr", "factor"]
     scaled = Scaled(lr=0.5, factor=1.0)                 # the bound itself is accepted
     w = Tensor(data=np.array([3.0]), stores_grad=True)
