@@ -46,3 +46,23 @@ def test_a_tensor_freed_after_an_in_place_write_does_not_taint_a_later_one():
     x = Tensor(data=np.ones((3, 2), np.float32))
     assert [float(captured(x).to_numpy()) for _ in range(3)] == [10.0] * 3
     assert captured.replays == 1
+
+
+def test_a_replayed_copy_of_a_computed_tensor_is_recomputed():
+    """Tensor(data=t) of a Tensor t the step computed copies t's array: the copy is a line of
+    the program, recomputed in every replay (not the first call's values kept)."""
+    w = Tensor(data=np.array([2.0, 3.0], np.float32), stores_grad=True)
+    captured = autograd.capture(lambda x: Tensor(data=x * w))
+    results = [captured(Tensor(data=np.full(2, value, np.float32))).to_numpy()
+               for value in (1.0, 2.0, 3.0, 4.0)]
+    assert captured.replays == 2
+    np.testing.assert_array_equal(results, [[2.0, 3.0], [4.0, 6.0], [6.0, 9.0], [8.0, 12.0]])
+
+
+def test_tensor_arguments_given_by_position_reach_the_tensor():
+    """Tensor(shape, data, device, dtype) by position inside a step: the dtype is kept."""
+    captured = autograd.capture(lambda x: Tensor(None, x, None, np.float64))
+    results = [captured(np.full(2, value, np.float32)) for value in (1.0, 2.0, 3.0)]
+    assert [r.dtype for r in results] == [np.float64] * 3
+    np.testing.assert_array_equal([r.to_numpy() for r in results], [[1.0] * 2, [2.0] * 2,
+                                                                     [3.0] * 2])

@@ -86,3 +86,17 @@ def test_a_replay_hands_the_function_tensors_on_the_steps_device():
     assert seen == [(Tensor, w.device, np.ndarray)] * 4
     np.testing.assert_array_equal(np.stack([np.asarray(r) for r in results]),
                                   [[1.5, 2.5], [2.5, 4.5], [3.5, 6.5], [4.5, 8.5]])
+
+
+def test_an_array_the_step_computed_is_passed_afresh_to_every_replay():
+    """A raw array computed in the step (an Operation output's .data) passed to a replayable
+    function is a register of the program, not a constant of the first call."""
+    @autograd.replayable
+    def doubled(array):
+        return array * 2
+
+    w = Tensor(data=np.array([1.0, 2.0], np.float32), stores_grad=True)
+    run = autograd.capture(lambda x: doubled((x * w).data))
+    results = [run(Tensor(data=np.full(2, value, np.float32))) for value in (1.0, 2.0, 3.0)]
+    assert run.replays == 1
+    np.testing.assert_array_equal(results, [[2.0, 4.0], [4.0, 8.0], [6.0, 12.0]])
