@@ -3,6 +3,7 @@ run of opt/distributed.py: tests/opt/test_distributed.py reaches most of them on
 mpiexec, in processes mutmut does not follow). References: sums, averages and messages worked
 out by hand for a world whose every rank holds this rank's arrays."""
 import re
+import time
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ class World(communicators.Communicator):
         self.world_size, self.rank = world_size, rank
         self.messages, self.broadcasts, self.barriers = [], [], 0
         self.layouts, self.root_values = layouts, list(root_values)
+        self.gathered, self.progressed, self.waited = [], [], []
 
     def start_all_reduce(self, array):
         self.messages.append(array.size)
@@ -36,7 +38,14 @@ class World(communicators.Communicator):
         array[...] = self.root_values.pop(0)
         return array
 
+    def progress(self, handles):
+        self.progressed.append(list(handles))
+
+    def wait(self, handles):
+        self.waited.append(list(handles))
+
     def all_gather_object(self, value):
+        self.gathered.append(value)
         return self.layouts if self.layouts is not None else [value] * self.world_size
 
     def barrier(self):
@@ -81,7 +90,8 @@ def two_parameters():
     return w, b, autograd.sum(w * w) + autograd.sum(b * b)
 
 
-@pytest.mark.parametrize("threshold, sizes", [(None, [4]), (2, [1, 3]), (0, [1, 3])])
+@pytest.mark.parametrize("threshold, sizes", [(None, [4]), (2, [1, 3]), (0, [1, 3]), (3, [1, 3]),
+                                              (4, [4])])
 def test_threshold_counts_elements_of_four_bytes(threshold, sizes):
     """SINGA's threshold is in float32 elements: 2 means buckets of 8 bytes, so the 12-byte
     gradient of w goes alone; None keeps bucket_bytes (here 4 MiB: one message)."""
@@ -237,3 +247,96 @@ def test_buckets_flush_when_the_dtype_changes_and_sum_without_averaging():
     for got, array in zip(sums, arrays):
         np.testing.assert_array_equal(got, 2 * array)
         assert got.dtype == array.dtype
+
+
+def test_defaults_and_the_state_before_any_step():
+    dist = dist_sgd(World(1))
+    assert (dist.overlap, dist.last_norm, dist.last_times) == (True, None, {})
+    assert dist.bucket_bytes == 4 * 1024 * 1024
+
+
+def test_an_object_not_yet_initialised_has_no_optimizer_to_forward_to():
+    """Before __init__ (copy, pickle) reading any attribute is a plain AttributeError naming
+    it, not an endless forward to a missing optimizer."""
+    bare = opt.DistOpt.__new__(opt.DistOpt)
+    for name in ("optimizer", "opt", "lr"):
+        with pytest.raises(AttributeError, match="^(optimizer|opt)$"):
+            getattr(bare, name)
+    with pytest.raises(AttributeError, match="^__nothing_here__$"):
+        dist_sgd(World(1)).__nothing_here__
+
+
+@pytest.mark.parametrize("call", ["__call__", "backward_and_update"])
+def test_dy_reaches_the_backward(call):
+    w = Tensor(data=np.array([2.0]), stores_grad=True)
+    getattr(dist_sgd(World(1), lr=0.1), call)(autograd.sum(w * w), Tensor(data=np.array(3.0)))
+    np.testing.assert_allclose(w.to_numpy(), [2.0 - 0.1 * 3.0 * 4.0])
+
+
+def test_the_phases_times_are_durations_within_the_call():
+    w, b, loss = two_parameters()
+    dist = dist_sgd(World(1))
+    started = time.perf_counter()
+    dist(loss)
+    elapsed = time.perf_counter() - started
+    assert all(seconds >= 0 for seconds in dist.last_times.values())
+    assert sum(dist.last_times.values()) <= elapsed
+
+
+def test_each_step_lets_reductions_progress_and_waits_for_every_bucket():
+    world = World(1)
+    w, b, loss = two_parameters()
+    dist_sgd(world, bucket_bytes=0)(loss)           # each gradient alone: two buckets
+    assert world.progressed[-1] == ["handle", "handle"]
+    assert world.waited == [["handle", "handle"]]
+
+
+@pytest.mark.parametrize("bucket_bytes, sizes, expected", [
+    (9, [1] * 6, [3, 3]),           # 12 bytes >= 9 flushes; counting restarts from 0
+    (8, [1, 1, 1], [2, 1]),         # exactly full is full
+    (8, [1, 2], [1, 2]),            # an array of exactly bucket_bytes goes alone, after
+])
+def test_bucket_filling_is_exact(bucket_bytes, sizes, expected):
+    world = World(1)
+    buckets = GradientBuckets(world, bucket_bytes)
+    for key, size in enumerate(sizes):
+        buckets.add(key, np.ones(size, np.float32))
+    shapes = [got.shape for got in buckets.wait_and_sum()]
+    assert world.messages == expected and shapes == [(size,) for size in sizes]
+
+
+def test_broadcast_parameters_shares_the_layout_and_uses_root_zero_by_default():
+    w = Tensor(data=np.ones(2, np.float32), stores_grad=True)
+    world = World(2, root_values=[np.full(2, 5.0, np.float32)])
+    dist_sgd(world).broadcast_parameters({"w": w})
+    assert world.gathered == [[("w", (2,), "float32")]] and world.broadcasts == [0]
+
+
+def test_a_lazy_top_level_layer_is_named_by_its_type():
+    with pytest.raises(RuntimeError, match="^DistOpt.broadcast_parameters: layer 'Linear' "
+                                           "creates its parameters"):
+        dist_sgd(World(1)).broadcast_parameters(autograd.Linear(3))
+
+
+def test_saving_with_params_passes_them_on():
+    w, unused = (Tensor(data=np.ones(2), stores_grad=True) for _ in range(2))
+    first = opt.DistOpt(opt.Adam(lr=0.1), World(1))
+    first(autograd.sum(w * w))
+    saved = first.state_dict([w, unused])
+    assert [entry["state"] is None for entry in saved["parameters"]] == [False, True]
+    for load in ("load_state_dict", "set_states"):
+        second = opt.DistOpt(opt.Adam(lr=0.1), World(1))
+        copy = Tensor(data=w.to_numpy().copy(), stores_grad=True)
+        getattr(second, load)(first.state_dict([w]), [copy])    # by position: adopted now
+        assert list(second.states) == [copy]
+
+
+def test_contiguous_writable_copies_views_and_read_only_arrays():
+    from autograd.opt.distributed import _contiguous_writable
+    array = np.arange(6.0).reshape(2, 3)
+    assert _contiguous_writable(array) is array
+    view = _contiguous_writable(array.T)
+    assert view.flags.c_contiguous and np.array_equal(view, array.T)
+    array.flags.writeable = False
+    copy = _contiguous_writable(array)
+    assert copy is not array and copy.flags.writeable and np.array_equal(copy, array)
