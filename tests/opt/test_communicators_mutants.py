@@ -5,6 +5,7 @@ world, the choice of a default, the abort hook and the root check. References: t
 and messages worked out by hand."""
 import re
 import sys
+import threading
 import time
 import warnings
 
@@ -192,7 +193,7 @@ class FakeMPI:
                 array *= size
 
             def Bcast(self, array, root):
-                mpi.calls.append(("Bcast", root))
+                mpi.calls.append(("Bcast", root, array is not None))
 
             def allgather(self, value):
                 return [value] * size
@@ -254,6 +255,7 @@ def test_mpi_reduces_numpy_arrays_in_place_and_tests_pending_requests(fake_mpi):
     array = np.array([1.0, 2.0])
     request = comm.start_all_reduce(array)
     np.testing.assert_array_equal(array, [2.0, 4.0])
+    assert mpi.calls[-1] == ("Iallreduce", "IN_PLACE", "SUM")
     mpi.calls.clear()
     comm.progress([None])
     comm.progress([request, None])
@@ -263,7 +265,9 @@ def test_mpi_reduces_numpy_arrays_in_place_and_tests_pending_requests(fake_mpi):
     assert comm.all_reduce(array) is array
     np.testing.assert_array_equal(array, [4.0, 8.0])
     assert mpi.calls[-1] == ("Allreduce", "IN_PLACE", "SUM")
-    assert comm.broadcast(array, root=1) is array and mpi.calls[-1] == ("Bcast", 1)
+    assert comm.broadcast(array, root=1) is array and mpi.calls[-1] == ("Bcast", 1, True)
+    comm.broadcast(array)
+    assert mpi.calls[-1] == ("Bcast", 0, True)
     assert comm.all_gather_object("x") == ["x", "x"]
     comm.barrier()
     assert mpi.calls[-1] == "Barrier"
@@ -290,6 +294,9 @@ def test_mpi_abort_prints_the_message_then_aborts_with_the_code(fake_mpi, capsys
     communicators.MpiCommunicator().abort("rank 1 failed\n", code=3)
     assert capsys.readouterr().err == "rank 1 failed\n"
     assert mpi.calls[-1] == ("Abort", 3)
+    communicators.MpiCommunicator().abort("rank 1: bad X  \n\n")     # one newline, by default 1
+    assert capsys.readouterr().err == "rank 1: bad X  \n"
+    assert mpi.calls[-1] == ("Abort", 1)
 
 
 def test_with_a_progress_thread_the_poller_tests_and_wait_takes_the_requests_back(fake_mpi):
@@ -297,11 +304,13 @@ def test_with_a_progress_thread_the_poller_tests_and_wait_takes_the_requests_bac
     comm = communicators.MpiCommunicator(progress_thread=True, poll_seconds=1e-4)
     assert comm.progress_thread is True
     request = comm.start_all_reduce(np.ones(2))
-    for _ in range(2000):                        # the thread tests the pending request
-        if ("Testall", [request]) in mpi.calls:
+    for _ in range(2000):                # the thread tests the pending request, again and again
+        if mpi.calls.count(("Testall", [request])) >= 2:
             break
         time.sleep(1e-3)
-    assert ("Testall", [request]) in mpi.calls
+    assert mpi.calls.count(("Testall", [request])) >= 2
+    threads = [t for t in threading.enumerate() if t.name == "autograd-mpi-progress"]
+    assert threads and all(t.daemon for t in threads)     # never keeps the process alive
     comm.progress([request])                     # the thread's job: no Testall from here
     comm.wait([request])
     with comm._poller.lock:
@@ -315,3 +324,58 @@ def test_without_thread_multiple_there_is_no_progress_thread(fake_mpi):
     assert comm.progress_thread is False
     comm.start_all_reduce(np.ones(1))
     assert comm._poller is None
+
+
+def test_mpi_uses_the_communicator_it_is_given(fake_mpi):
+    mpi = fake_mpi(size=2, rank=1)
+
+    class Other(type(mpi.COMM_WORLD)):
+        def Get_rank(self):
+            return 0
+    comm = communicators.MpiCommunicator(comm=Other())
+    assert comm.rank == 0 and isinstance(comm.comm, Other)
+
+
+def test_the_poller_keeps_serving_after_its_requests_complete(fake_mpi):
+    mpi = fake_mpi(size=2, complete=True)
+    comm = communicators.MpiCommunicator(progress_thread=True, poll_seconds=1e-4)
+    first = comm.start_all_reduce(np.ones(1))
+    for _ in range(2000):
+        with comm._poller.lock:
+            if ("Testall", [first]) in mpi.calls and comm._poller.requests == []:
+                break
+        time.sleep(1e-3)
+    second = comm.start_all_reduce(np.ones(1))       # the list is emptied, not dropped
+    comm.wait([second])
+    assert mpi.calls[-1] == ("Waitall", [second])
+
+
+def test_the_local_world_broadcasts_from_rank_zero_by_default():
+    array = np.ones(2)
+    assert communicators.LocalCommunicator().broadcast(array) is array
+
+
+def test_the_abort_hook_passes_the_traceback_on(monkeypatch):
+    seen = []
+    monkeypatch.setattr(sys, "excepthook", lambda *info: seen.append(info))
+
+    class Rank(communicators.Communicator):
+        rank, world_size = 0, 2
+
+        def abort(self, message, code=1):
+            pass
+    communicators.install_abort_on_error(Rank())
+    traceback = object()
+    sys.excepthook(KeyError, KeyError("k"), traceback)
+    assert seen[0][2] is traceback
+
+
+@pytest.mark.skipif("mutants" in __import__("pathlib").Path(communicators.__file__).parts,
+                    reason="under mutmut its trampoline adds frames before the user's line")
+def test_the_world_of_one_warning_points_at_the_line_making_distopt(no_launcher):
+    from autograd import opt
+    no_launcher.setattr(communicators, "_warned_local", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt.DistOpt(opt.SGD())
+    assert [w.filename for w in caught] == [__file__]
