@@ -126,9 +126,9 @@ class Optimizer:
                 "i.e. dist_option='plain'")
         if name in Optimizer._DIST_OPT_EXPERIMENTAL:
             raise AttributeError(
-                f"{owner}.{name}: one of SINGA's experimental DistOpt methods, which autograd "
-                "does not implement (see docs/singa.md); use opt(loss), or DistOpt's "
-                "backward_and_update with several processes")
+                f"{owner}.{name}: a method of SINGA's DistOpt (experimental), which autograd "
+                "does not implement, in DistOpt either (see docs/singa.md); use opt(loss), or "
+                "DistOpt's backward_and_update with several processes")
         raise AttributeError(f"{owner!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------ hyperparameters

@@ -120,9 +120,9 @@ def test_a_singa_experimental_distopt_method_is_named_as_not_implemented(name):
     """SINGA's experimental DistOpt methods, which autograd's DistOpt lacks too: wrapping would
     not help (DistOpt forwards the four it does not define to its optimizer, whose message
     must not send the user back to DistOpt)."""
-    message = (f"Adam.{name}: one of SINGA's experimental DistOpt methods, which autograd does "
-               "not implement (see docs/singa.md); use opt(loss), or DistOpt's "
-               "backward_and_update with several processes")
+    message = (f"Adam.{name}: a method of SINGA's DistOpt (experimental), which autograd does "
+               "not implement, in DistOpt either (see docs/singa.md); use opt(loss), or "
+               "DistOpt's backward_and_update with several processes")
     with pytest.raises(AttributeError, match=exactly(message)):
         getattr(opt.Adam(), name)
     if not name.startswith("backward_and_"):
