@@ -108,19 +108,28 @@ class Optimizer:
 
     # SINGA's DistOpt methods, which SINGA models call from train_one_batch for their
     # distributed dist_option values: asked for on a plain optimizer, they get an error that
-    # says what they are (a plain AttributeError would suggest a typo).
-    _DIST_OPT_METHODS = ("backward_and_update_half", "backward_and_partial_update",
-                         "backward_and_sparse_update", "all_reduce", "fused_all_reduce",
-                         "all_reduce_half", "fused_all_reduce_half", "sparsification",
-                         "fused_sparsification", "wait")
+    # says what they are (a plain AttributeError would suggest a typo). opt.DistOpt has the
+    # first ones; the experimental rest it lacks too (DistOpt forwards the names it does not
+    # define to its optimizer, so their message must not send the user back to DistOpt).
+    _DIST_OPT_METHODS = ("all_reduce", "fused_all_reduce", "wait")
+    _DIST_OPT_EXPERIMENTAL = ("backward_and_update_half", "backward_and_partial_update",
+                              "backward_and_sparse_update", "all_reduce_half",
+                              "fused_all_reduce_half", "sparsification", "fused_sparsification")
 
     def __getattr__(self, name):
+        owner = type(self).__name__
         if name in Optimizer._DIST_OPT_METHODS:
             raise AttributeError(
-                f"{type(self).__name__}.{name}: a method of SINGA's DistOpt (distributed "
-                "training), which autograd does not have yet (see docs/singa.md); with one "
-                "process call opt(loss), i.e. dist_option='plain'")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+                f"{owner}.{name}: a method of DistOpt (SINGA's distributed training), not of a "
+                f"plain optimizer: wrap this one, opt.DistOpt({owner.lower()}), and start the "
+                "processes with mpiexec (see docs/singa.md); with one process call opt(loss), "
+                "i.e. dist_option='plain'")
+        if name in Optimizer._DIST_OPT_EXPERIMENTAL:
+            raise AttributeError(
+                f"{owner}.{name}: a method of SINGA's DistOpt (experimental), which autograd "
+                "does not implement, in DistOpt either (see docs/singa.md); use opt(loss), or "
+                "DistOpt's backward_and_update with several processes")
+        raise AttributeError(f"{owner!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------ hyperparameters
     @classmethod

@@ -82,3 +82,15 @@ def test_a_coupled_weight_decay_of_exactly_one_is_applied(name):
     optimizer = getattr(opt, name)(lr=0.02, weight_decay=1.0)
     assert_trajectories_close(optimizer_trajectory(optimizer, STEPS),
                               reference_trajectory(reference, STEPS), rtol=1e-10, atol=1e-12)
+
+
+def test_adamw_defaults_are_pytorchs():
+    """AdamW's own default lr (1e-3, as Adam's and PyTorch's) was changeable unseen: only its
+    weight_decay default was checked."""
+    assert opt.AdamW().values() == {"lr": 1e-3, "beta_1": 0.9, "beta_2": 0.999,
+                                    "epsilon": 1e-8, "weight_decay": 0.01}
+    # one step from the defaults against the formula: p (1 - lr wd) - lr m_hat / (|g| + eps)
+    w = Tensor(data=np.array([2.0]), stores_grad=True)
+    opt.AdamW()(autograd.sum(w * w))
+    np.testing.assert_allclose(w.to_numpy(), [2.0 * (1 - 1e-3 * 0.01) - 1e-3 * 4.0 / (4.0 + 1e-8)],
+                               rtol=1e-12)
