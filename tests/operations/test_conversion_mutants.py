@@ -128,3 +128,13 @@ def test_nonzero_is_int64_outside_the_graph():
     got = autograd.nonzero(x)
     assert got.dtype == np.int64 and got.creator is None
     np.testing.assert_array_equal(got.to_numpy(), [[0, 1], [1, 0]])
+
+
+def test_nonzero_refuses_to_be_captured_with_its_reason():
+    w = Tensor(data=np.array([1.0, 0.0, 2.0]), stores_grad=True)
+    captured = autograd.capture(lambda x: autograd.nonzero(x * w))
+    with pytest.raises(autograd.CaptureError, match=exactly(
+            "graph mode: nonzero's result has as many columns as x has nonzero values; a "
+            "replay would keep the captured shape (this call ran eagerly to its end; step "
+            "cannot be replayed)")):
+        captured(Tensor(data=np.array([1.0, 2.0, 3.0])))

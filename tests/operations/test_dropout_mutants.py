@@ -52,3 +52,12 @@ def test_a_numpy_ratio_is_a_float_and_scales_exactly():
     kept = y != 0
     np.testing.assert_array_equal(y[kept], np.full(kept.sum(), 1 / (1 - float(np.float32(0.25)))))
     assert 0 < kept.sum() < 1000
+
+
+def test_the_default_ratio_is_one_half():
+    x = Tensor(data=np.ones(4000, np.float32))
+    autograd.manual_seed(5)
+    y = autograd.dropout(x, training=True).to_numpy()
+    autograd.manual_seed(5)
+    np.testing.assert_array_equal(y, autograd.dropout(x, 0.5, training=True).to_numpy())
+    assert set(np.unique(y).tolist()) == {0.0, 2.0}
