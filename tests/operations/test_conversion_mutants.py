@@ -132,7 +132,10 @@ def test_nonzero_is_int64_outside_the_graph():
 
 def test_nonzero_refuses_to_be_captured_with_its_reason():
     w = Tensor(data=np.array([1.0, 0.0, 2.0]), stores_grad=True)
-    captured = autograd.capture(lambda x: autograd.nonzero(x * w))
+
+    def step(x):
+        return autograd.nonzero(x * w)
+    captured = autograd.capture(step)
     with pytest.raises(autograd.CaptureError, match=exactly(
             "graph mode: nonzero's result has as many columns as x has nonzero values; a "
             "replay would keep the captured shape (this call ran eagerly to its end; step "
