@@ -130,11 +130,14 @@ def test_nonzero_is_int64_outside_the_graph():
     np.testing.assert_array_equal(got.to_numpy(), [[0, 1], [1, 0]])
 
 
-def test_nonzero_refuses_to_be_captured_with_its_reason():
-    w = Tensor(data=np.array([1.0, 0.0, 2.0]), stores_grad=True)
+W = Tensor(data=np.array([1.0, 0.0, 2.0]), stores_grad=True)
 
-    def step(x):
-        return autograd.nonzero(x * w)
+
+def step(x):
+    return autograd.nonzero(x * W)
+
+
+def test_nonzero_refuses_to_be_captured_with_its_reason():
     captured = autograd.capture(step)
     with pytest.raises(autograd.CaptureError, match=exactly(
             "graph mode: nonzero's result has as many columns as x has nonzero values; a "
