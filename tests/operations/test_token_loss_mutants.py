@@ -121,3 +121,13 @@ def test_reduction_message_is_exact():
     with pytest.raises(ValueError, match=exactly(
             f"{name}: reduction must be 'mean', 'sum' or 'none', got 'avg'")):
         autograd.token_cross_entropy(Tensor(data=np.zeros((2, 3))), [0, 1], reduction="avg")
+
+
+def test_one_class_with_an_ignored_position():
+    """An ignored position reads class 0 (any valid class would do; class 1 does not exist)."""
+    x = Tensor(data=np.array([[0.5], [-2.0], [3.0]], np.float32), stores_grad=True)
+    loss = autograd.token_cross_entropy(x, [0, -100, 0])
+    assert loss.item() == 0.0                         # log-softmax of one class is 0
+    np.testing.assert_array_equal(autograd.gradients(loss)[x].to_numpy(), np.zeros((3, 1)))
+    none = autograd.token_cross_entropy(x, [-100, 0, -100], reduction="none")
+    np.testing.assert_array_equal(none.to_numpy(), np.zeros(3, np.float32))

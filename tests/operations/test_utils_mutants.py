@@ -226,3 +226,10 @@ def test_scatter_add_adds_every_value_of_a_repeated_index():
     target = np.zeros((3, 2))
     scatter_add(target, np.array([1, 1, 0, 1]), np.arange(8.0).reshape(4, 2))
     np.testing.assert_array_equal(target, [[4.0, 5.0], [8.0, 11.0], [0.0, 0.0]])
+
+
+def test_as_tensor_like_keeps_a_float_list_floating_for_an_integer_like():
+    # like's dtype is taken only when it is floating: an int64 like must not truncate 1.5
+    got = as_tensor_like([1.5, 2.5], Tensor(data=np.zeros(2, np.int64)), "add")
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got.to_numpy(), [1.5, 2.5])
