@@ -131,3 +131,16 @@ def test_one_class_with_an_ignored_position():
     np.testing.assert_array_equal(autograd.gradients(loss)[x].to_numpy(), np.zeros((3, 1)))
     none = autograd.token_cross_entropy(x, [-100, 0, -100], reduction="none")
     np.testing.assert_array_equal(none.to_numpy(), np.zeros(3, np.float32))
+
+
+def test_one_dimensional_logits_take_a_scalar_target():
+    """(V,) logits are one position: "(..., V)" includes no leading axes."""
+    x = np.array([0.5, -1.0, 2.0])
+    logits = Tensor(data=x, stores_grad=True)
+    loss = autograd.token_cross_entropy(logits, np.array(1))
+    losses, grad = reference(x, np.array(1))
+    assert loss.shape == () and loss.item() == pytest.approx(float(losses), rel=1e-12)
+    np.testing.assert_allclose(autograd.gradients(loss)[logits].to_numpy(), grad, rtol=1e-12)
+    with pytest.raises(ValueError, match=exactly(
+            f"{name}: expected logits of shape (..., V) with V > 0, got (0,)")):
+        autograd.token_cross_entropy(Tensor(data=np.zeros(0)), np.array(0))
