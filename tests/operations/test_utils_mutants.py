@@ -67,6 +67,7 @@ def test_scalar_value_of_anything_else_is_none(value):
 
 
 def test_scalar_operand_is_a_cached_read_only_array_of_the_dtype():
+    utils._scalar_operands.clear()     # built here, not left by an earlier test
     for dtype in (np.float32, np.float64, np.float16):
         x = np.ones(3, dtype)
         operand = scalar_operand(0.375, x)
