@@ -134,3 +134,31 @@ def test_ranking_loss_gradient_of_each_input_alone_with_an_upstream_gradient(whi
     got = grads[tensors[which]].to_numpy()
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, -3.0 * (dpos, dneg)[which], rtol=1e-6)
+
+
+def test_cossim_gradient_where_a_nonzero_norm_is_clamped():
+    """Below eps a norm is the constant eps, so its derivative term drops out; a nonzero row
+    shows it (a zero row hides it, its term being 0 anyway). Central differences (the clamp
+    is flat there) and the hand-derived da = dy * b / (eps |b|) of the first row."""
+    eps = 0.5
+    a = np.array([[0.25, 0.0], [3.0, 4.0]])        # |a_0| = 0.25 < eps
+    b = np.array([[1.0, 1.0], [0.1, 0.2]])         # |b_1| < eps
+    ta, tb = Tensor(data=a, stores_grad=True), Tensor(data=b, stores_grad=True)
+    dy = np.array([2.0, -1.5])
+    grads = autograd.gradients(autograd.cossim(ta, tb, eps=eps), Tensor(data=dy))
+
+    def f(a, b):
+        na = np.maximum(np.linalg.norm(a, axis=1), eps)
+        nb = np.maximum(np.linalg.norm(b, axis=1), eps)
+        return float((dy * (a * b).sum(axis=1) / (na * nb)).sum())
+    for which, tensor in ((0, ta), (1, tb)):
+        arrays = [a, b]
+        expected = np.zeros_like(arrays[which])
+        for index in np.ndindex(*expected.shape):
+            moved = [x.copy() for x in arrays], [x.copy() for x in arrays]
+            moved[0][which][index] += 1e-6
+            moved[1][which][index] -= 1e-6
+            expected[index] = (f(*moved[0]) - f(*moved[1])) / 2e-6
+        np.testing.assert_allclose(grads[tensor].to_numpy(), expected, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(grads[ta].to_numpy()[0], 2.0 * b[0] / (eps * np.sqrt(2.0)),
+                               rtol=1e-12)
