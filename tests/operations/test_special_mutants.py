@@ -47,3 +47,13 @@ def test_expit_is_the_logistic_function_without_overflow(dtype):
     expected = np.where(x64 >= 0, 1 / (1 + np.exp(-np.abs(x64))),
                         np.exp(-np.abs(x64)) / (1 + np.exp(-np.abs(x64))))
     np.testing.assert_allclose(y, expected, rtol=1e-6 if dtype == np.float32 else 1e-15)
+
+
+def test_the_first_call_in_a_process_finds_scipy_for_numpy_arrays(monkeypatch):
+    """With the per-backend cache empty (as at the first use in a process; an earlier test
+    has filled it here), NumPy arrays go to scipy.special, not cupyx."""
+    monkeypatch.setattr(special, "_modules", {})
+    x = np.array([-0.5, 0.25, 2.0])
+    np.testing.assert_array_equal(special.erf(x), scipy.special.erf(x))
+    monkeypatch.setattr(special, "_modules", {})
+    np.testing.assert_array_equal(special.expit(x), scipy.special.expit(x))
