@@ -81,7 +81,8 @@ def scalar_operand(c, x):
 
 def as_tensor_like(value, like, name):
     """``value`` as a constant Tensor (no gradient) on ``like``'s device. A non-floating value
-    (a list, an int array) takes ``like``'s floating dtype; a floating array keeps its own, so
+    (a list, an int array) takes ``like``'s floating dtype, and so does a NumPy scalar, which
+    acts as the Python number it holds (as in PyTorch); a floating array keeps its own, so
     mixing float64 into float32 is still reported by the op."""
     if hasattr(value, "creator"):
         return value
@@ -89,7 +90,7 @@ def as_tensor_like(value, like, name):
         raise TypeError(f"{name}: expected a Tensor, an array or a number, got "
                         f"{type(value).__name__}")
     xp = like.device.xp
-    if not hasattr(value, "dtype") or value.dtype.kind != "f":
+    if not hasattr(value, "dtype") or value.dtype.kind != "f" or isinstance(value, np.generic):
         dtype = like.data.dtype if like.data.dtype.kind == "f" else None
         value = xp.asarray(value, dtype=dtype)
     elif type(value) is not xp.ndarray or device_of_array(value) is not like.device:

@@ -9,6 +9,7 @@ import pytest
 
 import autograd
 from autograd import Tensor
+from tests.foreign_device import ForeignArray
 
 ELEMENTWISE = [(autograd.mse_loss, "input"), (autograd.binary_cross_entropy, "probabilities"),
                (autograd.binary_cross_entropy_with_logits, "logits")]
@@ -94,12 +95,21 @@ def test_float32_input_with_bool_or_int_targets_stays_float32(fn, target):
     np.testing.assert_allclose(loss.item(), reference[fn], rtol=1e-6)
 
 
-def test_a_numpy_float_scalar_target_is_refused_naming_the_loss():
-    """`as_tensor_like(t, x, None)` in `_target_operand` survived: a NumPy scalar (not an
-    ndarray) is refused there, and the message must start with the loss's name."""
-    with pytest.raises(TypeError, match=r"^mse_loss: a numpy\.float64 cannot be combined with "
-                                        r"a Tensor on cpu"):
-        autograd.mse_loss(Tensor(data=np.float32(0.25)), np.float64(0.5))
+def test_a_numpy_float_scalar_target_acts_as_the_number_it_holds():
+    """A NumPy scalar target is a number, as in PyTorch: it takes x's dtype (it was refused as
+    an array 'to move', though nothing was anywhere else)."""
+    loss = autograd.mse_loss(Tensor(data=np.float32(0.25)), np.float64(0.5))
+    assert loss.dtype == np.float32
+    assert loss.item() == np.float32(0.0625)
+
+
+def test_a_target_array_of_another_kind_is_refused_naming_the_loss():
+    """`as_tensor_like(t, x, None)` in `_target_operand` survived: a floating array that is
+    not the Tensor's kind of array is refused there, and the message starts with the loss."""
+    with pytest.raises(TypeError, match=r"^mse_loss: a tests\.foreign_device\.ForeignArray "
+                                        r"cannot be combined with a Tensor on cpu"):
+        autograd.mse_loss(Tensor(data=np.float32(0.25)),
+                          np.float32(0.5).reshape(1).view(ForeignArray))
 
 
 @pytest.mark.parametrize("fn", [f for f, _ in ELEMENTWISE], ids=lambda f: f.__name__)
