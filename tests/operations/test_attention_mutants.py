@@ -70,3 +70,66 @@ def test_softmax_shifts_each_row_by_its_own_maximum():
                                    v.astype(np.float64))
     assert np.isfinite(y).all()
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
+# masked_fill and triu/tril: survivors of the whole mutation run of chunk 4 (docs/testing.md).
+# test_attention.py's masked_fill OpCase draws its mask from a seeded generator that happens to
+# give [False] * 4, so no filled place was ever checked, forward or backward.
+
+def test_masked_fill_fills_the_masked_places_and_gives_them_no_gradient():
+    # catches the mask not saved for backward, np.where(None, ...), and a gradient of 1 (or
+    # NaN, dtype.type(None)) at the filled places instead of 0
+    rng = np.random.default_rng(30)
+    x = rng.standard_normal((3, 4))
+    mask = np.array([True, False, True, False])
+    xt = Tensor(data=x, stores_grad=True)
+    y = autograd.masked_fill(xt, mask, -3.0)
+    np.testing.assert_array_equal(y.to_numpy(), np.where(mask, -3.0, x))
+    dy = rng.standard_normal((3, 4))
+    grad = autograd.gradients(y, dy)[xt].to_numpy()
+    np.testing.assert_array_equal(grad, np.where(mask, 0.0, dy))
+    assert autograd.gradcheck(lambda t: autograd.masked_fill(t, mask, -3.0), [x])
+
+
+def test_masked_fill_messages_are_exact():
+    x = Tensor(data=np.zeros((2, 3)))
+    with pytest.raises(TypeError, match=r"^masked_fill: mask must be boolean, got int64$"):
+        autograd.masked_fill(x, np.ones(3, np.int64), 0.0)
+    with pytest.raises(TypeError, match=r"^masked_fill: value must be a real number, got str$"):
+        autograd.masked_fill(x, np.ones(3, bool), "1")
+    message = "masked_fill: mask of shape (2,) does not broadcast to x of shape (2, 3)"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        autograd.masked_fill(x, np.ones(2, bool), 0.0)
+
+
+def test_triu_gradient_keeps_its_diagonal_offset():
+    # Triangle.backward with triu(dy) (diagonal dropped): the gradient would keep the main
+    # diagonal that the forward zeroed
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, 3, 4))
+    dy = rng.standard_normal((2, 3, 4))
+    for fn, reference, k in ((autograd.triu, np.triu, 1), (autograd.triu, np.triu, -1),
+                             (autograd.tril, np.tril, 1), (autograd.tril, np.tril, -1)):
+        xt = Tensor(data=x, stores_grad=True)
+        y = fn(xt, k)
+        np.testing.assert_array_equal(y.to_numpy(), reference(x, k))
+        np.testing.assert_array_equal(autograd.gradients(y, dy)[xt].to_numpy(), reference(dy, k))
+
+
+def test_tril_defaults_to_the_main_diagonal():
+    x = np.arange(1.0, 10.0).reshape(3, 3)
+    np.testing.assert_array_equal(autograd.tril(Tensor(data=x)).to_numpy(), np.tril(x))
+    np.testing.assert_array_equal(autograd.triu(Tensor(data=x)).to_numpy(), np.triu(x))
+
+
+@pytest.mark.parametrize("name", ["triu", "tril"])
+def test_triangle_messages_name_the_op_exactly(name):
+    fn = getattr(autograd, name)
+    with pytest.raises(TypeError, match=f"^{name}: expected a Tensor, got list$"):
+        fn([[1.0]])
+    with pytest.raises(ValueError, match=rf"^{name}: expected at least 2 dimensions, got \(3,\)$"):
+        fn(Tensor(data=[1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match=f"^{name}: diagonal must be an int, got float$"):
+        fn(Tensor(data=np.ones((2, 2))), 1.0)
+    with pytest.raises(TypeError, match=f"^{name}: diagonal must be an int, got bool$"):
+        fn(Tensor(data=np.ones((2, 2))), True)
