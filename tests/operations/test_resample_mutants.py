@@ -53,3 +53,24 @@ def test_space_to_depth_messages_name_it_exactly():
     with pytest.raises(ValueError, match=r"^space_to_depth: height and width \(4, 3\) must be "
                                          r"divisible by blocksize 2$"):
         autograd.space_to_depth(Tensor(shape=(1, 1, 4, 3)), 2)
+
+
+def test_depth_to_space_messages_name_it_exactly():
+    with pytest.raises(ValueError, match=r"^depth_to_space: expected a 4-d \(N, C, H, W\) "
+                                         r"tensor, got shape \(1, 4, 2\)$"):
+        autograd.depth_to_space(Tensor(shape=(1, 4, 2)), 2)
+    # blocksize 3: blocksize^2 is 9 (not 3 * 3 written as 3 / 3 or 3 + 3)
+    with pytest.raises(ValueError, match=r"^depth_to_space: channels \(12\) must be divisible "
+                                         r"by blocksize\^2 \(9\)$"):
+        autograd.depth_to_space(Tensor(shape=(1, 12, 2, 2)), 3)
+    with pytest.raises(ValueError, match=r"^depth_to_space: mode must be 'DCR' or 'CRD', "
+                                         r"got 'RCD'$"):
+        autograd.depth_to_space(Tensor(shape=(1, 4, 2, 2)), 2, "RCD")
+
+
+@pytest.mark.parametrize("mode", [None, 1])
+def test_a_mode_that_is_no_string_is_refused_by_value(mode):
+    # _mode upper-casing whatever it gets would raise AttributeError instead
+    with pytest.raises(ValueError, match=rf"^depth_to_space: mode must be 'DCR' or 'CRD', "
+                                         rf"got {mode!r}$"):
+        autograd.depth_to_space(Tensor(shape=(1, 4, 2, 2)), 2, mode)
