@@ -133,3 +133,36 @@ def test_triangle_messages_name_the_op_exactly(name):
         fn(Tensor(data=np.ones((2, 2))), 1.0)
     with pytest.raises(TypeError, match=f"^{name}: diagonal must be an int, got bool$"):
         fn(Tensor(data=np.ones((2, 2))), True)
+
+
+def test_attention_gradient_of_v_alone_passes_gradcheck():
+    # backward's early return when neither q nor k needs a gradient (a tuple `- no_mask_grad`
+    # there raised only on this path), with a mask so that the mask's None is appended too
+    rng = np.random.default_rng(32)
+    q, k = (Tensor(data=rng.standard_normal((2, 3, 4)), requires_grad=False) for _ in range(2))
+    v = rng.standard_normal((2, 3, 5))
+    mask = rng.standard_normal((3, 3))
+    vt = Tensor(data=v, stores_grad=True)
+    y = autograd.scaled_dot_product_attention(q, k, vt, mask=mask)
+    dy = rng.standard_normal(y.shape)
+    p = attention_reference(q.to_numpy(), k.to_numpy(), np.eye(3), mask=mask)   # P itself
+    np.testing.assert_allclose(autograd.gradients(y, dy)[vt].to_numpy(),
+                               p.swapaxes(-1, -2) @ dy, rtol=1e-10, atol=1e-12)
+    assert autograd.gradcheck(
+        lambda t: autograd.scaled_dot_product_attention(q, k, t, mask=mask), [v])
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 1, 3), (2, 3, 1)])
+def test_a_mask_with_size_one_axes_and_v_batch_broadcasts_the_scores_to_both(mask_shape):
+    # unbatched q, k (3, 4), batched v (2, 3, 5): the scores (3, 3) take the mask's leading
+    # axis; broadcasting them to the mask's shape alone, (2, 1, 3), would fail
+    rng = np.random.default_rng(33)
+    q, k = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    v = rng.standard_normal((2, 3, 5))
+    mask = rng.standard_normal(mask_shape)
+    y = autograd.scaled_dot_product_attention(Tensor(data=q), Tensor(data=k), Tensor(data=v),
+                                              mask=mask)
+    np.testing.assert_allclose(y.to_numpy(), attention_reference(q, k, v, mask=mask),
+                               rtol=1e-10, atol=1e-12)
+    assert autograd.gradcheck(
+        lambda a, b, c: autograd.scaled_dot_product_attention(a, b, c, mask=mask), [q, k, v])
