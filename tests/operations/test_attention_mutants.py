@@ -166,3 +166,50 @@ def test_a_mask_with_size_one_axes_and_v_batch_broadcasts_the_scores_to_both(mas
                                rtol=1e-10, atol=1e-12)
     assert autograd.gradcheck(
         lambda a, b, c: autograd.scaled_dot_product_attention(a, b, c, mask=mask), [q, k, v])
+
+
+@pytest.mark.parametrize("kind", ["keep", "add"])
+def test_causal_and_a_mask_together_apply_both(kind):
+    # the causal triangle combined with a boolean mask by `&` (not `|`, not replacing it)
+    rng = np.random.default_rng(34)
+    q, k, v = (rng.standard_normal((2, 4, 3)) for _ in range(3))
+    if kind == "keep":
+        mask = rng.random((2, 4, 4)) > 0.4
+        mask[..., 0] = True
+    else:
+        mask = rng.standard_normal((2, 4, 4))
+    y = autograd.scaled_dot_product_attention(Tensor(data=q), Tensor(data=k), Tensor(data=v),
+                                              mask=mask, causal=True)
+    np.testing.assert_allclose(y.to_numpy(), attention_reference(q, k, v, mask=mask, causal=True),
+                               rtol=1e-10, atol=1e-12)
+    assert autograd.gradcheck(
+        lambda a, b, c: autograd.scaled_dot_product_attention(a, b, c, mask=mask, causal=True),
+        [q, k, v])
+
+
+def test_float32_dropout_draws_float32_from_the_device_generator():
+    # the dropout mask comes from float32 draws of the seeded generator and stays float32
+    rng = np.random.default_rng(35)
+    q, k, v = (rng.standard_normal((2, 4, 3)).astype(np.float32) for _ in range(3))
+    autograd.manual_seed(9)
+    y = autograd.scaled_dot_product_attention(Tensor(data=q), Tensor(data=k), Tensor(data=v),
+                                              dropout=0.25, training=True)
+    assert y.dtype == np.float32
+    autograd.manual_seed(9)
+    draws = autograd.device.cpu().random.random((2, 4, 4), dtype=np.float32)
+    p = attention_reference(q.astype(np.float64), k.astype(np.float64), np.eye(4))
+    expected = (p * (draws >= 0.25) / 0.75) @ v.astype(np.float64)
+    np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dropout, training", [(0.0, True), (0.5, False)])
+def test_attention_without_dropout_leaves_the_generator_alone(dropout, training):
+    # no dropout: no draws, so the random stream after attention is the seeded one
+    q = Tensor(data=np.random.default_rng(36).standard_normal((1, 3, 2)))
+    autograd.manual_seed(11)
+    expected = autograd.device.cpu().random.random(4)
+    autograd.manual_seed(11)
+    y = autograd.scaled_dot_product_attention(q, q, q, dropout=dropout, training=training)
+    np.testing.assert_array_equal(autograd.device.cpu().random.random(4), expected)
+    np.testing.assert_allclose(y.to_numpy(), attention_reference(q.to_numpy(), q.to_numpy(),
+                                                                 q.to_numpy()), rtol=1e-12)
