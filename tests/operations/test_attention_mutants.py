@@ -213,3 +213,49 @@ def test_attention_without_dropout_leaves_the_generator_alone(dropout, training)
     np.testing.assert_array_equal(autograd.device.cpu().random.random(4), expected)
     np.testing.assert_allclose(y.to_numpy(), attention_reference(q.to_numpy(), q.to_numpy(),
                                                                  q.to_numpy()), rtol=1e-12)
+
+
+_Q = np.zeros((2, 3, 4), np.float32)
+_NAME = "scaled_dot_product_attention"
+
+
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    (([1.0], _Q, _Q), {}, TypeError, "expected a Tensor, got list"),
+    ((_Q, _Q, "v"), {}, TypeError, "expected a Tensor, got str"),
+    ((np.zeros(4), _Q, _Q), {}, ValueError,
+     "expected q with at least 2 dimensions (..., T, D), got (4,)"),
+    ((_Q, np.zeros(4), _Q), {}, ValueError,
+     "expected k with at least 2 dimensions (..., T, D), got (4,)"),
+    ((_Q, _Q, np.zeros(4)), {}, ValueError,
+     "expected v with at least 2 dimensions (..., T, D), got (4,)"),
+    ((np.zeros((3, 4), np.int64), _Q, _Q), {}, TypeError, "expected floating q, got int64"),
+    ((_Q, np.zeros((3, 4), np.int32), _Q), {}, TypeError, "expected floating k, got int32"),
+    ((_Q, _Q, np.zeros((3, 4), np.int64)), {}, TypeError, "expected floating v, got int64"),
+    ((_Q, np.zeros((2, 3, 5), np.float32), _Q), {}, ValueError,
+     "q (2, 3, 4) and k (2, 3, 5) must have the same feature size D (last axis)"),
+    ((_Q, _Q, np.zeros((2, 5, 4), np.float32)), {}, ValueError,
+     "expected v of shape (..., 3, Dv) with as many keys as k (2, 3, 4), got (2, 5, 4)"),
+    ((_Q, _Q, _Q), dict(mask=np.ones((3, 3), np.int64)), TypeError,
+     "mask must be boolean (True = attend) or floating (added), got int64"),
+    ((_Q, _Q, _Q), dict(mask=np.ones((2, 2), bool)), ValueError,
+     "mask of shape (2, 2) does not broadcast to the scores (2, 3, 3)"),
+    ((_Q, _Q, _Q), dict(mask=np.ones((1, 2, 3, 3), bool)), ValueError,
+     "mask of shape (1, 2, 3, 3) does not broadcast to the scores (2, 3, 3)"),
+    ((_Q, _Q, _Q), dict(dropout=True), ValueError, "dropout must be in [0, 1), got True"),
+    ((_Q, _Q, _Q), dict(dropout="0.1"), ValueError, "dropout must be in [0, 1), got '0.1'"),
+    ((_Q, _Q, _Q), dict(dropout=-0.1), ValueError, "dropout must be in [0, 1), got -0.1"),
+    ((_Q, _Q, _Q), dict(dropout=1), ValueError, "dropout must be in [0, 1), got 1"),
+])
+def test_attention_messages_name_the_op_and_the_argument_exactly(args, kwargs, error, message):
+    args = [Tensor(data=a) if isinstance(a, np.ndarray) else a for a in args]
+    with pytest.raises(error, match=f"^{re.escape(f'{_NAME}: {message}')}$"):
+        autograd.scaled_dot_product_attention(*args, **kwargs)
+
+
+def test_attention_accepts_a_dropout_at_the_bounds_and_a_numpy_rate():
+    # 0 and just under 1 are allowed, as is a NumPy float; evaluation ignores the rate
+    q = Tensor(data=np.random.default_rng(37).standard_normal((1, 3, 2)))
+    expected = attention_reference(q.to_numpy(), q.to_numpy(), q.to_numpy())
+    for dropout in (0, 0.0, np.float32(0.5), 0.999):
+        y = autograd.scaled_dot_product_attention(q, q, q, dropout=dropout, training=False)
+        np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-12)
