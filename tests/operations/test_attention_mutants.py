@@ -259,3 +259,27 @@ def test_attention_accepts_a_dropout_at_the_bounds_and_a_numpy_rate():
     for dropout in (0, 0.0, np.float32(0.5), 0.999):
         y = autograd.scaled_dot_product_attention(q, q, q, dropout=dropout, training=False)
         np.testing.assert_allclose(y.to_numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("batched", ["q", "k"])
+def test_only_q_or_only_k_batched_takes_a_batched_mask(batched):
+    # the batch of the scores is every input's leading axes, q's and k's included
+    rng = np.random.default_rng(38)
+    arrays = {"q": rng.standard_normal((3, 4)), "k": rng.standard_normal((3, 4)),
+              "v": rng.standard_normal((3, 5))}
+    arrays[batched] = rng.standard_normal((2, 3, 4))
+    mask = rng.standard_normal((2, 3, 3))
+    q, k, v = arrays["q"], arrays["k"], arrays["v"]
+    y = autograd.scaled_dot_product_attention(Tensor(data=q), Tensor(data=k), Tensor(data=v),
+                                              mask=mask)
+    np.testing.assert_allclose(y.to_numpy(), attention_reference(q, k, v, mask=mask),
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shapes", [((3, 3, 4), (2, 3, 4), (3, 4)), ((2, 3, 4), (3, 3, 4), (3, 4))])
+def test_leading_axes_of_q_and_k_that_do_not_broadcast_are_named_exactly(shapes):
+    q, k, v = (Tensor(data=np.zeros(s, np.float32)) for s in shapes)
+    message = (f"scaled_dot_product_attention: the leading axes of q {shapes[0]}, k {shapes[1]} "
+               f"and v {shapes[2]} do not broadcast")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        autograd.scaled_dot_product_attention(q, k, v)
