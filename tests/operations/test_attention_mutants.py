@@ -242,6 +242,7 @@ _NAME = "scaled_dot_product_attention"
     ((_Q, _Q, _Q), dict(mask=np.ones((1, 2, 3, 3), bool)), ValueError,
      "mask of shape (1, 2, 3, 3) does not broadcast to the scores (2, 3, 3)"),
     ((_Q, _Q, _Q), dict(dropout=True), ValueError, "dropout must be in [0, 1), got True"),
+    ((_Q, _Q, _Q), dict(dropout=False), ValueError, "dropout must be in [0, 1), got False"),
     ((_Q, _Q, _Q), dict(dropout="0.1"), ValueError, "dropout must be in [0, 1), got '0.1'"),
     ((_Q, _Q, _Q), dict(dropout=-0.1), ValueError, "dropout must be in [0, 1), got -0.1"),
     ((_Q, _Q, _Q), dict(dropout=1), ValueError, "dropout must be in [0, 1), got 1"),
