@@ -61,3 +61,34 @@ def test_avg_pool2d_gradient_of_a_batch_last_input_is_batch_last():
     grad = autograd.gradients(y, dy)[xt].to_numpy()
     assert is_batch_last(grad)
     np.testing.assert_array_equal(grad, np.full(x.shape, 0.25))
+
+
+_X = (1, 1, 4, 4)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: autograd.max_pool2d(Tensor(shape=_X), 1.5), TypeError,
+     "max_pool2d: kernel_size must be an int or 2 ints, got 1.5"),
+    (lambda: autograd.avg_pool2d(Tensor(shape=_X), (2, 2, 2)), TypeError,
+     "avg_pool2d: kernel_size must be an int or 2 ints, got (2, 2, 2)"),
+    (lambda: autograd.avg_pool2d(Tensor(shape=_X), 2, stride=(1, 0)), ValueError,
+     "avg_pool2d: stride must be positive, got (1, 0)"),
+    (lambda: autograd.max_pool2d(Tensor(shape=_X), (3, 2), padding=(1, 2)), ValueError,
+     "max_pool2d: padding must be between 0 and half the kernel size (3, 2), got (1, 2)"),
+    (lambda: autograd.avg_pool2d(Tensor(shape=(1, 1, 2, 2)), 5, padding=1), ValueError,
+     "avg_pool2d: kernel (5, 5) is larger than the padded input (2, 2) with padding 1"),
+    (lambda: autograd.max_pool2d(Tensor(shape=(1, 1, 2, 2)), 3, pad_mode="valid"), ValueError,
+     "max_pool2d: kernel (3, 3) is larger than the input (2, 2) with pad_mode='valid'"),
+    (lambda: autograd.max_pool2d(Tensor(shape=(3, 4, 4)), 2), ValueError,
+     "max_pool2d: expected x of shape (N, C, H, W), got (3, 4, 4)"),
+    (lambda: autograd.global_avg_pool2d(Tensor(shape=(2, 3))), ValueError,
+     "global_avg_pool2d: expected x of shape (N, C, H, W), got (2, 3)"),
+    (lambda: autograd.globalaveragepool(Tensor(shape=(2, 3))), ValueError,
+     "globalaveragepool: expected x with a batch, a channel and at least one spatial axis, "
+     "got shape (2, 3)"),
+    (lambda: autograd.globalaveragepool(Tensor(shape=_X), "NHWC"), ValueError,
+     "globalaveragepool: data_format must be 'channels_first' or 'channels_last', got 'NHWC'"),
+])
+def test_pooling_messages_name_the_op_and_the_argument_exactly(call, error, message):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call()
