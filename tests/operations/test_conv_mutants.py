@@ -19,3 +19,14 @@ def test_a_kernel_longer_than_the_padded_input_names_the_padded_size(padding, pa
     assert padded == 3 + 2 * pads[0]          # the reference: size + before + after
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         autograd.conv2d(x, W, padding=padding)
+
+
+def test_a_kernel_wider_than_the_padded_input_names_the_width():
+    # the second axis of the check is named "width" (the run of chunk 4 changed the name
+    # unseen: every test's kernel was too tall, not too wide)
+    x = Tensor(data=np.zeros((1, 1, 3, 3), np.float32))
+    W = Tensor(data=np.zeros((1, 1, 1, 6), np.float32))
+    message = ("conv2d: kernel (1, 6) with dilation (1, 2) spans 11 pixels, more than the "
+               "padded input width 7 (x (1, 1, 3, 3), padding (2, 2))")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        autograd.conv2d(x, W, padding=2, dilation=(1, 2))
