@@ -19,3 +19,49 @@ def test_a_kernel_longer_than_the_padded_input_names_the_padded_size(padding, pa
     assert padded == 3 + 2 * pads[0]          # the reference: size + before + after
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         autograd.conv2d(x, W, padding=padding)
+
+
+def test_a_kernel_wider_than_the_padded_input_names_the_width():
+    # the second axis of the check is named "width" (the run of chunk 4 changed the name
+    # unseen: every test's kernel was too tall, not too wide)
+    x = Tensor(data=np.zeros((1, 1, 3, 3), np.float32))
+    W = Tensor(data=np.zeros((1, 1, 1, 6), np.float32))
+    message = ("conv2d: kernel (1, 6) with dilation (1, 2) spans 11 pixels, more than the "
+               "padded input width 7 (x (1, 1, 3, 3), padding (2, 2))")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        autograd.conv2d(x, W, padding=2, dilation=(1, 2))
+
+
+@pytest.mark.parametrize("groups", [True, 2.0, "2"])
+def test_groups_that_are_no_int_are_refused_by_value(groups):
+    # a bool or a float 2.0 is no group count, though `True >= 1` and `int(2.0) == 2`
+    message = f"conv2d: groups must be a positive int, got {groups!r}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        autograd.conv2d(Tensor(shape=(1, 4, 5, 5)), Tensor(shape=(4, 2, 3, 3)), groups=groups)
+
+
+def test_a_numpy_integer_group_count_is_accepted():
+    rng = np.random.default_rng(50)
+    x, W = rng.standard_normal((1, 4, 4, 4)), rng.standard_normal((2, 2, 3, 3))
+    y = autograd.conv2d(Tensor(data=x), Tensor(data=W), groups=np.int64(2)).to_numpy()
+    for o in range(2):       # output o sees input channels 2o, 2o + 1 (one group each)
+        for i in range(2):
+            for j in range(2):
+                assert y[0, o, i, j] == pytest.approx(
+                    (x[0, 2 * o:2 * o + 2, i:i + 3, j:j + 3] * W[o]).sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("op, x_shape, W_shape, axes", [
+    (autograd.conv2d, (1, 3, 5, 5), (4, 2, 3, 3), "H, W"),
+    (autograd.conv1d, (1, 3, 5), (4, 2, 3), "L"),
+])
+def test_a_grouped_channel_mismatch_names_W_and_groups(op, x_shape, W_shape, axes):
+    name = op.__name__
+    message = (f"{name}: expected x of shape (N, 4, {axes}), got {x_shape} "
+               f"(W {W_shape} with groups=2)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        op(Tensor(shape=x_shape), Tensor(shape=W_shape), groups=2)
+    # without groups the suffix is left out
+    with pytest.raises(ValueError, match=rf"^{name}: expected x of shape \(N, 2, {axes}\), got "
+                                         rf"{re.escape(str(x_shape))}$"):
+        op(Tensor(shape=x_shape), Tensor(shape=W_shape))
