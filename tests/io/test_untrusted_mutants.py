@@ -10,6 +10,7 @@ import pytest
 
 from autograd.io import save, load, read, CheckpointError
 from autograd.io import untrusted
+from tests.io.test_untrusted import _parsed_depth
 
 
 def _members(path):
@@ -195,12 +196,6 @@ def test_oversized_metadata_message_is_exact(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------- json_depth against json.loads
-def _parsed_depth(value):
-    if isinstance(value, list):
-        return 1 + max(map(_parsed_depth, value), default=0)
-    if isinstance(value, dict):
-        return 1 + max(map(_parsed_depth, value.values()), default=0)
-    return 0
 
 
 def _random_json(rng, depth):

@@ -9,6 +9,7 @@ import pytest
 
 import autograd
 from autograd import Tensor
+from tests.operations.test_recurrent_sequence_mutants import numeric_gradient
 
 
 def exactly(message):
@@ -83,12 +84,6 @@ def test_the_gradient_of_each_input_alone(fn, count, which):
     grads = autograd.gradients(fn(*inputs))
     assert list(grads) == [inputs[which]]
     got = grads[inputs[which]].to_numpy()
-    expected = np.zeros_like(arrays[which])
-    for index in np.ndindex(*arrays[which].shape):
-        values = []
-        for step in (1e-6, -1e-6):
-            moved = [a.copy() for a in arrays]
-            moved[which][index] += step
-            values.append(fn(*(Tensor(data=a) for a in moved)).item())
-        expected[index] = (values[0] - values[1]) / 2e-6
+    expected = numeric_gradient(lambda *moved: fn(*(Tensor(data=a) for a in moved)).item(),
+                                arrays, which)
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
