@@ -3,6 +3,7 @@ mutation run of issue 22 (docs/testing.md) found unpinned, word for word: each n
 layer, the argument and the forms it takes."""
 import re
 
+import numpy as np
 import pytest
 
 import autograd
@@ -46,3 +47,16 @@ def test_a_bool_is_not_an_int_argument(make, message):
     """mutant: `and` for the first `or` let True through as 1 and False as 0."""
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         make()
+
+
+@pytest.mark.parametrize("include", [True, False])
+def test_avg_pool1d_of_singa_four_d_layout_keeps_count_include_pad(include):
+    """SINGA's (N, C, 1, L) input is pooled as an image: `count_include_pad` must reach that
+    path too (the whole-package run of layers/ found it dropped unnoticed)."""
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    layer = autograd.AvgPool1d(3, stride=1, padding=1, count_include_pad=include)
+    y = layer(autograd.Tensor(data=x.reshape(1, 1, 1, 4))).to_numpy().reshape(-1)
+    padded = np.concatenate([[0.0], x, [0.0]])
+    sums = np.array([padded[i:i + 3].sum() for i in range(4)])
+    counts = np.full(4, 3.0) if include else np.array([2.0, 3.0, 3.0, 2.0])
+    np.testing.assert_allclose(y, sums / counts, rtol=1e-6)
