@@ -122,13 +122,7 @@ class _Convolution(Layer):
             fits = shape[1] % self.groups == 0
             expected = f"{expected} with C divisible by groups={self.groups}"
         self.check_input(fits, expected, shape)
-        sizes = shape[2:]
-        pads = self.geometry.pads(sizes)
-        out = self.geometry.output_size(sizes, pads)
-        for letter, count, smallest, axis_pads in zip(self._AXES, out,
-                                                      self.geometry.smallest_input(pads), pads):
-            self.check_input(count is None or count >= 1, f"{expected} with {letter} >= "
-                             f"{smallest} (padding {axis_pads})", shape)
+        out = checked_output_size(self, self.geometry, self._AXES, expected, shape)
         return (shape[0], self.out_channels) + out
 
     def forward(self, x: Tensor) -> Tensor:
@@ -163,6 +157,18 @@ class _Convolution(Layer):
         value = state.get(prefix + "W")
         if self.W is None and value is not None:
             self._build(value.shape[1] * self.groups, value.dtype, None)
+
+
+def checked_output_size(layer, geometry, axes, expected, shape):
+    """The output sizes of ``geometry`` over the trailing ``axes`` of ``shape``; an input too
+    small for one output is ``layer``'s error: ``expected`` with the smallest size that fits."""
+    sizes = shape[2:]
+    pads = geometry.pads(sizes)
+    out = geometry.output_size(sizes, pads)
+    for letter, count, smallest, axis_pads in zip(axes, out, geometry.smallest_input(pads), pads):
+        layer.check_input(count is None or count >= 1, f"{expected} with {letter} >= "
+                          f"{smallest} (padding {axis_pads})", shape)
+    return out
 
 
 @fused_activation         # SINGA's Conv2d(..., activation="RELU")

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from .activation import Softmax
 from .arguments import conv_padding, pad_mode_argument, positive_int, positive_pair
 from .base import Layer, shape_text
-from .conv import Conv2d
+from .conv import Conv2d, checked_output_size
 from .init import check_scheme, initialize
 from .._types import IntOrPair, IntOrTuple, Padding
 
@@ -200,14 +200,9 @@ class SeparableConv2d(Layer):
         expected = shape_text(("N", "C" if known is None else known, "H", "W"))
         self.check_input(len(shape) == 4 and (known is None or shape[1] == known), expected,
                          shape)
-        # The depthwise conv decides the spatial size; a channel-free probe computes it.
+        # The depthwise conv decides the spatial size: its geometry, checked in this layer's name
         probe = Conv2d(1, self.kernel_size, stride=self.stride, padding=self.padding)
-        try:
-            spatial = probe.output_shape((shape[0], 1) + shape[2:])[2:]
-        except ValueError as error:
-            # the probe speaks of its own input (one channel): keep only its size condition
-            condition = str(error).rsplit(" with ", 1)[1].rsplit(", got ", 1)[0]
-            self.check_input(False, f"{expected} with {condition}", shape)
+        spatial = checked_output_size(self, probe.geometry, ("H", "W"), expected, shape)
         return (shape[0], self.out_channels) + spatial
 
     def forward(self, x: Tensor) -> Tensor:
