@@ -60,3 +60,45 @@ def test_the_deselected_tests_exist():
     for test in tool.UNDER_TRAMPOLINE + tool.TOO_SLOW:
         path, name = test.split("::")
         assert f"def {name}(" in (ROOT / path).read_text(), test
+
+
+def test_a_folder_stands_for_its_modules_at_every_level_less_the_declarations():
+    modules = load_tool().expand(["autograd", "autograd/opt/sgd.py"])
+    assert "autograd/tensor.py" in modules and "autograd/operations/conv.py" in modules
+    assert "autograd/opt/__init__.py" in modules            # has functions to mutate
+    for declarations in ("autograd/__init__.py", "autograd/_types.py", "autograd/layer.py"):
+        assert declarations not in modules
+    assert modules.count("autograd/opt/sgd.py") == 1        # named twice, run once
+    assert all(m.endswith(".py") for m in modules)
+
+
+def test_per_package_runs_group_modules_by_their_folder_in_the_order_given():
+    groups = load_tool().by_package(["autograd/opt/sgd.py", "autograd/tensor.py",
+                                     "autograd/opt/base.py", "autograd/io/checkpoint.py"])
+    assert list(groups.items()) == [
+        ("autograd/opt", ["autograd/opt/sgd.py", "autograd/opt/base.py"]),
+        ("autograd", ["autograd/tensor.py"]), ("autograd/io", ["autograd/io/checkpoint.py"])]
+
+
+def test_kernels_are_tested_through_the_operations_too_and_main_by_the_install_check():
+    tool = load_tool()
+    assert tool.tests_for("autograd/backend/im2col.py") == ["tests/backend", "tests/operations"]
+    assert tool.tests_for("autograd/__main__.py") == ["tests/test_install_check.py"]
+    assert tool.tests_for("autograd/_install_check.py") == ["tests/test_install_check.py"]
+    # the tests named for a module exist (a renamed file would widen nothing, silently)
+    for extra in [t for tests in tool.ALSO_TESTED_BY.values() for t in tests] + \
+            [t for tests in tool.ALSO_OWN.values() for t in tests]:
+        assert (ROOT / extra).exists(), extra
+
+
+def test_the_per_package_table_adds_up_the_packages(tmp_path, capsys):
+    table = [{"package": "autograd/opt", "mutants": 1200, "seconds": 300, "counted": 1000,
+              "killed": 900},
+             {"package": "autograd/io", "mutants": 100, "seconds": 60, "counted": 100,
+              "killed": 99}]
+    load_tool().print_table(table, tmp_path)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-3:] == ["| autograd/opt | 1,200 | 5.0 min | 900 (90.0%) | 100 |",
+                          "| autograd/io | 100 | 1.0 min | 99 (99.0%) | 1 |",
+                          "| all | 1,300 | 6.0 min | 999 (90.8%) | 101 |"]
+    assert '"package": "autograd/io"' in (tmp_path / "summary.json").read_text()

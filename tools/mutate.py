@@ -5,6 +5,7 @@
     python tools/mutate.py --base HEAD~3 --tests tests/test_model.py --jobs 2
     python tools/mutate.py autograd/operations/loss.py --own-tests          # its test files only
     python tools/mutate.py autograd/layers/*.py --sample 300 --seed 22      # a seeded sample
+    python tools/mutate.py autograd --per-package --jobs 2 --keep /tmp/mutants   # all of it
 
 Each module is mutated one small change at a time (an operator, a constant, a condition, a
 call argument...) and only the tests that exercise the mutated function run against it: a
@@ -21,6 +22,8 @@ map them); ``--own-tests`` narrows that to ``tests/<pkg>/test_<mod>.py`` and
 ``test_<mod>_*.py`` (where they exist), which is what makes a package the size of operations/
 affordable. For ``autograd/<mod>.py``: ``tests/test_<mod>.py`` and ``tests/test_<mod>_*.py``,
 else those of the name's first word (tensor_operators.py: tests/test_tensor*.py).
+A folder stands for its modules; ``--per-package`` gives each folder its own run (its tests:
+``tests/<pkg>/``, and for backend/ tests/operations/ too) and prints a table of them at the end.
 Add more with ``--tests`` (with ``--only-tests``, only those). ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
 all those generated, for a package too large to run whole: the score is then a sample's.
 At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep
@@ -56,8 +59,21 @@ TOO_SLOW = [
     "tests/opt/test_distributed.py::"
     "test_the_cnn_example_trains_distributed_to_the_accuracy_of_one_process"]
 MOST_DIFFS_PRINTED = 40
-# test files of a module that do not carry its name (for --own-tests)
-ALSO_OWN = {"autograd/operations/linalg.py": ["tests/operations/test_einsum.py"]}
+# test files of a module that do not carry its name (for --own-tests, and for the top-level
+# modules, whose mirrored files are their tests)
+ALSO_OWN = {"autograd/operations/linalg.py": ["tests/operations/test_einsum.py"],
+            "autograd/__main__.py": ["tests/test_install_check.py"],
+            "autograd/_install_check.py": ["tests/test_install_check.py"]}
+# tests beyond tests/<pkg>/ that a whole package's run takes: the kernels are driven through the
+# operations that call them (conv, pooling, normalization), the SINGA names from the top level
+ALSO_TESTED_BY = {"autograd/backend": ["tests/operations"],
+                  "autograd/singa": ["tests/test_singa_api_rest.py",
+                                     "tests/test_singa_behaviour.py",
+                                     "tests/test_singa_names.py"]}
+# left out when a folder is named: declarations only (mutmut mutates function bodies, and these
+# have none), and with no mirrored test file their selection would be the whole suite
+NOTHING_TO_MUTATE = {"autograd/__init__.py", "autograd/_types.py", "autograd/_version.py",
+                     "autograd/layer.py"}
 # tests that cannot pass under mutmut: they read the caller's frame, which is mutmut's
 # trampoline there (mutmut stops when a test fails on the unmutated code)
 UNDER_TRAMPOLINE = [
@@ -101,9 +117,32 @@ def tests_for(module, own=False):
             print(f"--own-tests: {module} has no tests/{folder.relative_to('tests')}/"
                   f"test_{stem}*.py; running the whole {folder}/ for all modules",
                   file=sys.stderr)
-        return own_files or [str(folder)]
+        return own_files or [str(folder)] + ALSO_TESTED_BY.get(f"autograd/{parts[0]}", [])
     # tensor_operators.py is tested by tests/test_tensor*.py
-    return mirrored("tests", stem) or mirrored("tests", stem.split("_")[0]) or ["tests"]
+    return (mirrored("tests", stem) + ALSO_OWN.get(module, []) or
+            mirrored("tests", stem.split("_")[0]) or ["tests"])
+
+
+def expand(paths):
+    """Module paths, with each folder named replaced by its modules (all levels below it,
+    less NOTHING_TO_MUTATE)."""
+    modules = []
+    for path in paths:
+        if (ROOT / path).is_dir():
+            modules += sorted(str(p.relative_to(ROOT)) for p in (ROOT / path).rglob("*.py")
+                              if str(p.relative_to(ROOT)) not in NOTHING_TO_MUTATE)
+        else:
+            modules.append(str(pathlib.PurePosixPath(path)))
+    return list(dict.fromkeys(modules))
+
+
+def by_package(modules):
+    """``{folder: its modules}`` in the order the folders first appear: one mutmut run each
+    for ``--per-package``."""
+    groups = {}
+    for module in modules:
+        groups.setdefault(str(pathlib.PurePosixPath(module).parent), []).append(module)
+    return groups
 
 
 def placeholder_tests(modules, destination):
@@ -197,7 +236,8 @@ def module_of(mutant, modules):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("modules", nargs="*", help="autograd/... .py files (default: changed)")
+    parser.add_argument("modules", nargs="*",
+                        help="autograd/... .py files or folders (default: changed)")
     parser.add_argument("--base", default="main", help="git ref the change is measured from")
     parser.add_argument("--tests", nargs="*", default=[], help="more test files or folders")
     parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
@@ -211,6 +251,9 @@ def main(argv=None):
     parser.add_argument("--names", nargs="*", default=[], help="with --rerun: these mutants")
     parser.add_argument("--own-tests", action="store_true",
                         help="only tests/<pkg>/test_<module>*.py, not the whole tests/<pkg>/")
+    parser.add_argument("--per-package", action="store_true",
+                        help="one run per folder of the modules (each with its own tests), "
+                             "then a table of them: the full run is `autograd --per-package`")
     parser.add_argument("--sample", type=int, metavar="N", help="run N mutants drawn at random")
     parser.add_argument("--seed", type=int, default=22, help="the sample's seed (default 22)")
     parser.add_argument("--nice", type=int, default=19,
@@ -231,13 +274,28 @@ def main(argv=None):
             return 0
         return run_mutmut(args, workdir, modules, chosen)
 
-    modules = [str(pathlib.PurePosixPath(m)) for m in args.modules] or changed_modules(args.base)
+    modules = expand(args.modules) or changed_modules(args.base)
     if not modules:
         print(f"no autograd module changed since {args.base}")
         return 0
+    if not args.per_package:
+        return new_run(args, modules, pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mutate-")))
+    table, status = [], 0
+    for folder, members in by_package(modules).items():
+        name = folder.replace("/", "_")
+        workdir = pathlib.Path(args.keep) / name if args.keep else \
+            pathlib.Path(tempfile.mkdtemp(prefix=f"mutate-{name}-"))
+        report = {"package": folder}
+        status = new_run(args, members, workdir, report) or status
+        table.append(report)
+        print_table(table, pathlib.Path(args.keep) if args.keep else None)
+    return status
+
+
+def new_run(args, modules, workdir, report=None):
+    """One mutmut run over ``modules`` in a fresh scratch copy at ``workdir``."""
     mirrored_tests = set() if args.only_tests and args.tests else \
         {t for m in modules for t in tests_for(m, args.own_tests)}
-    workdir = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mutate-"))
     workdir.mkdir(parents=True, exist_ok=True)
     scratch_copy(workdir)
     if args.own_tests and not args.only_tests:
@@ -246,12 +304,27 @@ def main(argv=None):
     print("mutating:", *modules, "\ntests:", *tests, flush=True)
     with open(workdir / "pyproject.toml", "a", encoding="utf-8") as stream:
         stream.write(mutmut_settings(modules, tests, args.pytest_args))
-    return run_mutmut(args, workdir, modules)
+    return run_mutmut(args, workdir, modules, report=report)
 
 
-def run_mutmut(args, workdir, modules, chosen=()):
+def print_table(table, keep):
+    """The per-package summary of ``--per-package`` (again after each package, so that a run
+    stopped part-way has its finished packages' figures), and ``summary.json`` in ``keep``."""
+    total = {key: sum(row.get(key, 0) for row in table)
+             for key in ("mutants", "seconds", "killed", "counted")}
+    print("\n| package | mutants | time | killed | survived or no test |\n|---|---:|---:|---:|---:|")
+    for row in table + [dict(total, package="all")]:
+        share = f" ({100 * row['killed'] / row['counted']:.1f}%)" if row.get("counted") else ""
+        print(f"| {row['package']} | {row.get('mutants', 0):,} | "
+              f"{row.get('seconds', 0) / 60:.1f} min | {row.get('killed', 0):,}{share} | "
+              f"{row.get('counted', 0) - row.get('killed', 0):,} |", flush=True)
+    if keep:
+        (keep / "summary.json").write_text(json.dumps(table, indent=1), encoding="utf-8")
+
+
+def run_mutmut(args, workdir, modules, chosen=(), report=None):
     """Run mutmut in ``workdir`` (the ``chosen`` mutants, else all or ``--sample``), then print
-    the scores per module and the survivors' diffs."""
+    the scores per module and the survivors' diffs; the totals go into ``report``."""
     chosen = list(chosen)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # mutants/ must win
     # mutmut forks a child per mutant from a process that has run tests: a thread pool the
@@ -279,6 +352,10 @@ def run_mutmut(args, workdir, modules, chosen=()):
         print(f"mutmut failed (exit {run.returncode}); see {workdir}", file=sys.stderr)
         return run.returncode or 1
     survivors = []
+    counted_all = [v for v in statuses.values() if v in COUNTED]
+    if report is not None:
+        report.update(mutants=len(statuses), seconds=round(seconds), counted=len(counted_all),
+                      killed=sum(v in KILLED for v in counted_all))
     print(f"\n{len(statuses)} mutants in {seconds:.0f} s "
           f"({seconds / max(len(statuses), 1):.2f} s each)")
     for module in modules:
