@@ -102,3 +102,16 @@ def test_the_per_package_table_adds_up_the_packages(tmp_path, capsys):
                           "| autograd/io | 100 | 1.0 min | 99 (99.0%) | 1 |",
                           "| all | 1,300 | 6.0 min | 999 (90.8%) | 101 |"]
     assert '"package": "autograd/io"' in (tmp_path / "summary.json").read_text()
+
+
+def test_survivors_diffs_are_read_from_the_mutated_tree_in_one_process(tmp_path):
+    source = tmp_path / "mutants" / "autograd" / "m.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("def x_f__mutmut_orig(a):\n    return a + 1\n\n\n"
+                      "def x_f__mutmut_1(a):\n    return a - 1\n")
+    shown = load_tool().diffs(tmp_path, ["autograd.m.x_f__mutmut_1", "autograd.m.x_g__mutmut_1"],
+                              ["autograd/m.py"])
+    diff = shown["autograd.m.x_f__mutmut_1"].splitlines()
+    assert "-    return a + 1" in diff and "+    return a - 1" in diff
+    assert "def f(a):" in shown["autograd.m.x_f__mutmut_1"]
+    assert shown["autograd.m.x_g__mutmut_1"].startswith("(no diff: ")

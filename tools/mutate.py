@@ -234,6 +234,23 @@ def module_of(mutant, modules):
     return "?"
 
 
+def diffs(workdir, names, modules):
+    """``{mutant: its diff}``, read in this process (``mutmut show`` is a process each: minutes
+    for hundreds of survivors)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    shown, here = {}, os.getcwd()
+    os.chdir(workdir)                     # mutmut reads mutants/<module> relative to the run
+    try:
+        for name in names:
+            try:
+                shown[name] = get_diff_for_mutant(name, path=module_of(name, modules)).strip()
+            except (OSError, ValueError) as error:      # a mutant mutmut cannot read back
+                shown[name] = f"(no diff: {error})"
+    finally:
+        os.chdir(here)
+    return shown
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("modules", nargs="*",
@@ -365,17 +382,15 @@ def run_mutmut(args, workdir, modules, chosen=(), report=None):
         score = f"{100 * killed / len(counted):.1f}%" if counted else "-"
         print(f"{module}: {killed}/{len(counted)} killed ({score})")
         survivors += sorted(k for k, v in mine.items() if v not in KILLED)
+    shown = diffs(workdir, survivors, modules)
     if len(survivors) > MOST_DIFFS_PRINTED and (args.keep or args.rerun):
-        # each diff is a mutmut process (seconds under load): hundreds are for reading later
         listing = workdir / "survivors.txt"
-        listing.write_text("".join(f"{name}: {statuses[name]}\n" for name in survivors))
-        print(f"\n{len(survivors)} survivors listed in {listing}; "
-              f"`cd {workdir} && mutmut show NAME` gives a diff")
+        listing.write_text("".join(f"--- {name}: {statuses[name]}\n{shown[name]}\n\n"
+                                   for name in survivors), encoding="utf-8")
+        print(f"\n{len(survivors)} survivors and their diffs in {listing}")
         survivors = []
     for name in survivors:
-        print(f"\n--- {name}: {statuses[name]}")
-        print(subprocess.run(["mutmut", "show", name], cwd=workdir, capture_output=True,
-                             text=True).stdout.strip())
+        print(f"\n--- {name}: {statuses[name]}\n{shown[name]}")
     if not (args.keep or args.rerun):
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
