@@ -82,7 +82,12 @@ UNDER_TRAMPOLINE = [
     "tests/test_graph.py::test_debug_nan_in_backward_names_the_op_and_the_line",
     "tests/test_anomaly.py::test_detect_anomaly_names_the_op_in_a_backward_and_restores_the_mode",
     # a warning's stacklevel counts the trampoline's frame too
-    "tests/opt/test_forgotten_step.py::test_a_forgotten_step_with_a_schedule_warns_once_naming_the_fix"]
+    "tests/opt/test_forgotten_step.py::test_a_forgotten_step_with_a_schedule_warns_once_naming_the_fix",
+    # counts page faults in a subprocess that imports the mutated tree (every function's
+    # mutants: many times the code): 0 faults there against 749 in the work tree, as if that
+    # import had raised glibc's dynamic mmap threshold already
+    "tests/test_runtime.py::"
+    "test_allocator_is_tuned_on_the_caches_first_use_or_when_asked_never_at_import"]
 
 
 def git(*args):

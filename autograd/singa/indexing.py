@@ -58,7 +58,8 @@ def _from_autograd(module_name):
     return module_name == "autograd" or module_name.startswith("autograd.")
 
 
-def singa_getitem(tensor, key):
+# not mutated by tools/mutate.py: it reads its caller's frame, which mutmut's wrapper would be
+def singa_getitem(tensor, key):  # pragma: no mutate block
     """``Tensor.__getitem__`` while the hook is installed: SINGA's meaning (:func:`singa_key`)
     for a caller outside the autograd package, NumPy's for autograd's own code."""
     if _from_autograd(sys._getframe(1).f_globals.get("__name__", "")):
