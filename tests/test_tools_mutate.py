@@ -60,6 +60,8 @@ def test_the_deselected_tests_exist():
     for test in tool.UNDER_TRAMPOLINE + tool.TOO_SLOW:
         path, name = test.split("::")
         assert f"def {name}(" in (ROOT / path).read_text(), test
+    for path in tool.IN_ANOTHER_FOLDER:                  # whole files: a prefix of their ids
+        assert (ROOT / path).is_file(), path
 
 
 def test_a_folder_stands_for_its_modules_at_every_level_less_the_declarations():
