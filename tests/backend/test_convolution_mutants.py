@@ -1,0 +1,183 @@
+"""convolution.py where the full mutation run of autograd/backend/ found the suite blind
+(docs/testing.md): inference_forward's branches (the bias in the GEMM or after it, a 1x1 window
+read in place, no bias, float32), its default, the rule that sends a forward alone to Winograd
+at its 3/4 boundary, and the column path's gradients in shapes the property tests rarely draw.
+Every result is checked against the direct sum over kernel offsets written here."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from autograd.backend import convolution, threads, winograd
+from autograd.backend.layout import is_batch_last
+from autograd.geometry import ConvGeometry
+from tests.layouts import stored_batch_last
+
+
+def direct_conv(x, W, b, stride, dilation, pads, groups):
+    """y[n, o] = sum over c in o's group and the kernel offsets (i, j) of W[o, c, i, j] times
+    x padded with zeros, read at (oh * stride + i * dilation, ow * stride + j * dilation)."""
+    (top, bottom), (left, right) = pads
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    out_channels, group_channels, kh, kw = W.shape
+    out_h = (padded.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    out_w = (padded.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    y = np.zeros((x.shape[0], out_channels, out_h, out_w))
+    per_group = out_channels // groups
+    for o in range(out_channels):
+        first = (o // per_group) * group_channels
+        for i in range(kh):
+            for j in range(kw):
+                top_i, left_j = i * dilation[0], j * dilation[1]
+                window = padded[:, first:first + group_channels,
+                                top_i:top_i + stride[0] * (out_h - 1) + 1:stride[0],
+                                left_j:left_j + stride[1] * (out_w - 1) + 1:stride[1]]
+                y[:, o] += np.einsum("nchw,c->nhw", window, W[o, :, i, j])
+    if b is not None:
+        y += np.asarray(b, np.float64).reshape(1, -1, 1, 1)
+    return y
+
+
+def _inputs(seed, x_shape, w_shape, bias, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(x_shape).astype(dtype)
+    W = rng.standard_normal(w_shape).astype(dtype)
+    b = rng.standard_normal(w_shape[0]).astype(dtype) if bias else None
+    return x, W, b
+
+
+# --- inference_forward ------------------------------------------------------------------------
+
+def test_inference_forward_applies_no_relu_unless_asked():
+    """relu defaults to False: the mutant `relu=True` clamps every negative output to 0."""
+    x, W, b = _inputs(0, (2, 3, 6, 5), (4, 3, 3, 3), True)
+    pads = ((1, 1), (1, 1))
+    y = convolution.inference_forward(x, W, b, ConvGeometry(3, 1, 1), pads)
+    expected = direct_conv(x, W, b, (1, 1), (1, 1), pads, 1)
+    assert (expected < 0).any()
+    np.testing.assert_allclose(y, expected, atol=1e-10)
+
+
+# (x shape, W shape, stride, groups, pads): each is checked with and without a bias, with and
+# without relu. "large" outputs make 16 * (W.size + O) <= O * OH * OW * N hold, the rule that
+# puts the bias in the GEMM of a non-pointwise window.
+INFERENCE_CASES = {
+    "pointwise, large": ((4, 6, 16, 16), (6, 6, 1, 1), (1, 1), 1, ((0, 0), (0, 0))),
+    "pointwise, groups, padded": ((4, 6, 14, 14), (4, 3, 1, 1), (1, 1), 2, ((1, 0), (0, 2))),
+    "3x3, large": ((4, 3, 16, 16), (4, 3, 3, 3), (1, 1), 1, ((1, 1), (1, 1))),
+    "3x3, small": ((1, 3, 5, 4), (4, 3, 3, 3), (1, 1), 1, ((1, 1), (0, 1))),
+    "1x1 with a stride": ((2, 4, 9, 9), (6, 2, 1, 1), (2, 2), 2, ((0, 0), (0, 0))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INFERENCE_CASES))
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("batch_last", [False, True])
+def test_inference_forward_every_branch_matches_the_direct_sum(case, bias, relu, batch_last):
+    """The bias in the GEMM or added after it, a 1x1 window read in place (its columns are
+    the input itself: a bias row there would not fit), no bias at all: each branch's result."""
+    x_shape, w_shape, stride, groups, pads = INFERENCE_CASES[case]
+    x, W, b = _inputs(1, x_shape, w_shape, bias)
+    geometry = ConvGeometry(w_shape[2:], stride, 0, 1, groups)
+    laid_out = stored_batch_last(x) if batch_last else x
+    y = convolution.inference_forward(laid_out, W, b, geometry, pads, relu)
+    expected = direct_conv(x, W, b, stride, (1, 1), pads, groups)
+    if relu:
+        expected = np.maximum(expected, 0)
+    assert y.shape == expected.shape and is_batch_last(y)
+    np.testing.assert_allclose(y, expected, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", ["pointwise, large", "3x3, large", "3x3, small"])
+def test_inference_forward_in_float32_stays_float32(case):
+    """The output buffer takes x's dtype (a float64 buffer would return float64)."""
+    x_shape, w_shape, stride, groups, pads = INFERENCE_CASES[case]
+    x, W, b = _inputs(2, x_shape, w_shape, True, np.float32)
+    geometry = ConvGeometry(w_shape[2:], stride, 0, 1, groups)
+    y = convolution.inference_forward(x, W, b, geometry, pads, True)
+    assert y.dtype == np.float32
+    expected = np.maximum(direct_conv(x.astype(np.float64), W.astype(np.float64), b, stride,
+                                      (1, 1), pads, groups), 0)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_inference_forward_into_rows_of_a_larger_buffer_with_a_residual(relu):
+    """``out`` given on the column path: y lands in those rows, batch-last, and nothing else
+    of the buffer is written; the residual is added before the ReLU."""
+    x, W, b = _inputs(3, (3, 4, 7, 6), (5, 4, 3, 3), True)
+    pads = ((1, 1), (1, 1))
+    residual = np.random.default_rng(4).standard_normal((3, 5, 7, 6))
+    buffer = np.full((9, 7 * 6 * 3), np.nan)
+    y = convolution.inference_forward(x, W, b, ConvGeometry(3, 1, 1), pads, relu,
+                                      buffer[2:7], stored_batch_last(residual))
+    expected = direct_conv(x, W, b, (1, 1), (1, 1), pads, 1) + residual
+    if relu:
+        expected = np.maximum(expected, 0)
+    np.testing.assert_allclose(y, expected, atol=1e-10)
+    np.testing.assert_array_equal(buffer[2:7].reshape(5, 7, 6, 3), y.transpose(1, 2, 3, 0))
+    assert np.isnan(buffer[:2]).all() and np.isnan(buffer[7:]).all()
+
+
+def _spy_on_winograd(monkeypatch):
+    calls = []
+    original = winograd.forward
+
+    def spy(*args, **kwargs):
+        calls.append(args[0].shape)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(winograd, "forward", spy)
+    return calls
+
+
+def test_inference_forward_takes_winograd_where_the_rule_says(monkeypatch):
+    """A wide 3x3 layer whose tiles cover the whole output goes through winograd.forward (the
+    faster path, benchmarks/NOTES.md); 13x13 images (tiles cover 169/256) do not."""
+    calls = _spy_on_winograd(monkeypatch)
+    x, W, b = _inputs(5, (8, 48, 16, 16), (48, 48, 3, 3), True)
+    pads = ((1, 1), (1, 1))
+    y = convolution.inference_forward(x, W, b, ConvGeometry(3, 1, 1), pads, True)
+    assert calls == [x.shape]
+    np.testing.assert_allclose(y, np.maximum(direct_conv(x, W, b, (1, 1), (1, 1), pads, 1), 0),
+                               atol=1e-9)
+    x13 = np.zeros((8, 48, 13, 13))
+    convolution.inference_forward(x13, W, b, ConvGeometry(3, 1, 1), pads)
+    assert calls == [x.shape]
+
+
+def _covers_three_quarters(out_h, out_w):
+    """The rule's reference: the output covers at least 3/4 of its 4x4 tiles."""
+    tiles = -(-out_h // 4) * -(-out_w // 4)
+    return Fraction(out_h * out_w, 16 * tiles) >= Fraction(3, 4)
+
+
+def test_winograd_for_inference_follows_the_three_quarter_rule_exactly():
+    """Every size 3..20 per axis, with pads that differ between the axes and between before
+    and after: Winograd exactly where 4 * OH * OW >= 3 * 16 * tiles (e.g. 12x3 outputs: 36 of 48
+    tiled pixels, exactly 3/4, taken; 14x14: 196/256 taken; 13x13: 169/256 not)."""
+    W = np.broadcast_to(np.float32(0), (48, 48, 3, 3))
+    geometry = ConvGeometry(3, 1, 1)
+    disagreements = []
+    for pads in (((1, 1), (1, 1)), ((0, 0), (2, 1)), ((2, 1), (0, 0)), ((0, 1), (1, 2))):
+        for h in range(3, 21):
+            for w in range(3, 21):
+                x = np.broadcast_to(np.float32(0), (128, 48, h, w))
+                assert winograd.applies(x, W, (1, 1), (1, 1), 1, *pads)
+                out_h, out_w = h + sum(pads[0]) - 2, w + sum(pads[1]) - 2
+                expected = _covers_three_quarters(out_h, out_w)
+                if convolution._winograd_for_inference(x, W, geometry, pads) != expected:
+                    disagreements.append((pads, h, w))
+    assert disagreements == []
+    assert _covers_three_quarters(12, 3) and _covers_three_quarters(14, 14)
+    assert not _covers_three_quarters(13, 13)
+
+
+def test_winograd_for_inference_is_false_where_winograd_does_not_apply():
+    W = np.broadcast_to(np.float32(0), (48, 48, 3, 3))
+    x = np.broadcast_to(np.float32(0), (128, 48, 16, 16))
+    pads = ((1, 1), (1, 1))
+    assert convolution._winograd_for_inference(x, W, ConvGeometry(3, 1, 1), pads)
+    assert not convolution._winograd_for_inference(x, W, ConvGeometry(3, 2, 1), pads)
+    narrow = np.broadcast_to(np.float32(0), (8, 48, 3, 3))
+    assert not convolution._winograd_for_inference(x, narrow, ConvGeometry(3, 1, 1), pads)
