@@ -181,3 +181,72 @@ def test_winograd_for_inference_is_false_where_winograd_does_not_apply():
     assert not convolution._winograd_for_inference(x, W, ConvGeometry(3, 2, 1), pads)
     narrow = np.broadcast_to(np.float32(0), (8, 48, 3, 3))
     assert not convolution._winograd_for_inference(x, narrow, ConvGeometry(3, 1, 1), pads)
+
+
+@pytest.mark.parametrize("x_shape, expected", [
+    ((1, 2, 16, 19), True),      # 16 * (72 + 4) = 1216 = 4 * 16 * 19 * 1: exactly at the rule
+    ((3, 2, 1, 101), False),     # 4 * 1 * 101 * 3 = 1212 < 1216
+    ((2, 2, 16, 19), True),
+    ((1, 2, 152, 2), True),      # 4 * 152 * 2 = 1216 again: a tall thin output
+    ((1, 2, 3, 3), False),
+])
+def test_the_bias_rides_in_the_gemm_exactly_where_the_rule_says(monkeypatch, x_shape, expected):
+    """16 * (W.size + O) <= O * OH * OW * N (the copy of W with b costs less than a pass
+    over y), for a 3x3 window of 4 outputs padded by 1; the result either way is the sum."""
+    asked = []
+    original = convolution.columns
+
+    def spy(*args, ones_row=False):
+        asked.append(ones_row)
+        return original(*args, ones_row=ones_row)
+    monkeypatch.setattr(convolution, "columns", spy)
+    x, W, b = _inputs(6, x_shape, (4, 2, 3, 3), True)
+    pads = ((1, 1), (1, 1))
+    y = convolution.inference_forward(x, W, b, ConvGeometry(3, 1, 1), pads)
+    assert asked == [expected]
+    np.testing.assert_allclose(y, direct_conv(x, W, b, (1, 1), (1, 1), pads, 1), atol=1e-10)
+
+
+def test_a_forward_alone_keeps_nothing_for_a_backward(monkeypatch):
+    """needs=(): neither the transformed tiles nor the transformed kernel is kept (Winograd),
+    nor the columns or W (the column path); y is the convolution either way."""
+    monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
+    monkeypatch.setattr(winograd, "MIN_TILES", 1)
+    x, W, b = _inputs(7, (2, 3, 8, 8), (4, 3, 3, 3), True)
+    pads = ((1, 1), (1, 1))
+    for geometry, is_winograd in ((ConvGeometry(3, 1, 1), True), (ConvGeometry(3, 2, 1), False)):
+        y, context = convolution.forward(x, W, b, geometry, pads, ())
+        assert context.winograd == is_winograd
+        if is_winograd:
+            assert context.saved == (None, None)
+        else:
+            assert not hasattr(context, "saved") or context.saved == (None, None)
+        np.testing.assert_allclose(y, direct_conv(x, W, b, geometry.stride, (1, 1), pads, 1),
+                                   atol=1e-10)
+
+
+@pytest.mark.parametrize("case", ["3x3, large", "3x3, small", "pointwise, large"])
+def test_a_float64_bias_of_a_float32_layer_is_cast_first(case):
+    """b is cast to the layer's dtype before it meets the float32 GEMM (in it, or added
+    after): the same bits as passing b in float32 (a float64 b left uncast makes the GEMM or
+    the addition float64 and rounds differently)."""
+    x_shape, w_shape, stride, groups, pads = INFERENCE_CASES[case]
+    x, W, b = _inputs(8, x_shape, w_shape, True, np.float32)
+    b64 = b.astype(np.float64) + np.random.default_rng(9).uniform(-1e-3, 1e-3, b.shape)
+    geometry = ConvGeometry(w_shape[2:], stride, 0, 1, groups)
+    y = convolution.inference_forward(x, W, b64, geometry, pads)
+    y_cast = convolution.inference_forward(x, W, b64.astype(np.float32), geometry, pads).copy()
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, y_cast)
+
+
+def _record_scratch_dtypes(monkeypatch):
+    """Every dtype asked of buffer_cache.empty while the patch holds."""
+    from autograd.backend import buffer_cache
+    asked, original = [], buffer_cache.empty
+
+    def spy(xp, shape, dtype, axis_order=None):
+        asked.append(np.dtype(dtype))
+        return original(xp, shape, dtype, axis_order)
+    monkeypatch.setattr(buffer_cache, "empty", spy)
+    return asked
