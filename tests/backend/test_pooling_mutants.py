@@ -6,7 +6,8 @@ separable float32 sums written out here."""
 import numpy as np
 import pytest
 
-from autograd.backend import pooling
+import autograd
+from autograd.backend import pooling, threads
 from autograd.backend.layout import is_batch_last
 from autograd.backend.pooling import Windows
 from tests.layouts import stored_batch_last
@@ -160,3 +161,41 @@ def test_float32_avg_pool_backward_spreads_in_float32():
     for j in range(kernel[1]):
         dpadded[..., j:j + out_size[1]] += rows
     np.testing.assert_array_equal(dx, dpadded[:, :, 1:-1, 1:-1])
+
+
+@pytest.fixture
+def forced_threads(monkeypatch):
+    """Three threads and no size floor: every pass that can split does (as test_threads.py)."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(3)
+    yield
+    autograd.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("kernel, stride, pads", POOL_CASES)
+@pytest.mark.parametrize("batch_last", [False, True])
+def test_pooling_split_over_three_threads_matches_the_windows(forced_threads, kernel, stride,
+                                                             pads, batch_last):
+    """Each thread pools its own images (or channels): a thread given the wrong block, or a
+    block that reaches into another thread's, gives wrong or racing results. Repeated, since
+    a race shows only sometimes."""
+    rng = np.random.default_rng(14)
+    x = rng.permutation(6 * 5 * 30 * 31).reshape(6, 5, 30, 31) * 1.0
+    laid_out = stored_batch_last(x) if batch_last else x
+    flat, out_size = windows_of(x, kernel, stride, pads, -np.inf)
+    windows = Windows(kernel, stride, pads, out_size)
+    zero_flat, _ = windows_of(x, kernel, stride, pads, 0.0)
+    dy = rng.standard_normal(flat.shape[:4])
+    expected_dx = routed(dy, flat.argmax(axis=-1), x.shape, kernel, stride, pads)
+    for _ in range(5):
+        y, winner = pooling.max_pool2d_forward(laid_out, windows)
+        np.testing.assert_array_equal(y, flat.max(axis=-1))
+        np.testing.assert_array_equal(winner, flat.argmax(axis=-1))
+        dx = pooling.max_pool2d_backward(stored_batch_last(dy) if batch_last else dy, winner,
+                                         windows, x.shape)
+        np.testing.assert_allclose(dx, expected_dx, rtol=1e-13, atol=1e-15)
+        y, _ = pooling.max_pool2d_forward(laid_out, windows, with_winner=False)
+        np.testing.assert_array_equal(y, flat.max(axis=-1))
+        y, _ = pooling.avg_pool2d_forward(laid_out, windows, 7.0)
+        np.testing.assert_allclose(y, zero_flat.sum(axis=-1) / 7.0, rtol=1e-13)
