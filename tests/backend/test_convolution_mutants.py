@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import autograd
 from autograd.backend import convolution, threads, winograd
 from autograd.backend.layout import is_batch_last
 from autograd.geometry import ConvGeometry
@@ -250,3 +251,173 @@ def _record_scratch_dtypes(monkeypatch):
         return original(xp, shape, dtype, axis_order)
     monkeypatch.setattr(buffer_cache, "empty", spy)
     return asked
+
+
+# --- forward and backward on the column path ------------------------------------------------
+
+def direct_gradients(x, W, dy, stride, dilation, pads, groups):
+    """dx, dW, db of y = conv(x, W) + b: for each output channel o and offset (i, j), dW takes
+    the sum of dy[:, o] times the inputs it read, and dx gets dy[:, o] * W[o, :, i, j] back
+    at those inputs."""
+    (top, bottom), (left, right) = pads
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    dpadded = np.zeros(padded.shape)
+    out_channels, group_channels, kh, kw = W.shape
+    out_h, out_w = dy.shape[2:]
+    dW = np.zeros(W.shape)
+    per_group = out_channels // groups
+    for o in range(out_channels):
+        first = (o // per_group) * group_channels
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (out_h - 1) + 1,
+                             stride[0])
+                cols = slice(j * dilation[1], j * dilation[1] + stride[1] * (out_w - 1) + 1,
+                             stride[1])
+                window = padded[:, first:first + group_channels, rows, cols]
+                dW[o, :, i, j] = np.einsum("nhw,nchw->c", dy[:, o], window)
+                dpadded[:, first:first + group_channels, rows, cols] += np.einsum(
+                    "nhw,c->nchw", dy[:, o], W[o, :, i, j])
+    dx = dpadded[:, :, top:top + x.shape[2], left:left + x.shape[3]]
+    return dx, dW, dy.sum(axis=(0, 2, 3))
+
+
+# name: (x shape, W shape, stride, dilation, groups, pads, dx by convolution (else col2im))
+COLUMN_CASES = {
+    "O == C, stride 1": ((2, 4, 7, 6), (4, 4, 3, 3), (1, 1), (1, 1), 1, ((1, 1), (1, 1)), True),
+    "O > C, stride 1": ((2, 3, 7, 6), (4, 3, 3, 3), (1, 1), (1, 1), 1, ((1, 1), (1, 1)), False),
+    "stride (2, 1)": ((2, 4, 9, 6), (3, 4, 3, 3), (2, 1), (1, 1), 1, ((1, 1), (1, 1)), False),
+    "stride (1, 2)": ((2, 4, 6, 9), (3, 4, 3, 3), (1, 2), (1, 1), 1, ((1, 1), (1, 1)), False),
+    "pad at the span": ((2, 4, 6, 7), (2, 4, 2, 3), (1, 1), (1, 1), 1, ((1, 1), (2, 2)), True),
+    "pad past the span, rows": ((2, 4, 5, 6), (2, 4, 2, 3), (1, 1), (1, 1), 1,
+                                ((2, 0), (0, 0)), False),
+    "pad past the span, after": ((2, 4, 5, 6), (2, 4, 3, 2), (1, 1), (1, 1), 1,
+                                 ((0, 0), (0, 2)), False),
+    "dilated": ((2, 3, 9, 8), (3, 3, 3, 2), (1, 1), (2, 3), 1, ((2, 4), (3, 0)), True),
+    "groups, O == C": ((2, 4, 6, 6), (4, 2, 3, 3), (1, 1), (1, 1), 2, ((1, 0), (0, 2)), True),
+    "groups, O > C": ((2, 4, 6, 6), (6, 2, 3, 3), (1, 1), (1, 1), 2, ((1, 0), (0, 2)), False),
+    "groups, strided": ((3, 6, 8, 7), (6, 2, 2, 3), (2, 2), (1, 2), 3, ((0, 1), (2, 1)), False),
+    "1x1": ((3, 4, 5, 4), (5, 4, 1, 1), (1, 1), (1, 1), 1, ((0, 0), (0, 0)), False),
+}
+NEEDS = [(True, True, True), (True, True), (True, False, True), (False, True, True),
+         (False, False, True), (True, False), (False, True)]
+
+
+def _run_column_case(name, needs, batch_last, seed=20):
+    x_shape, w_shape, stride, dilation, groups, pads, _ = COLUMN_CASES[name]
+    x, W, b = _inputs(seed, x_shape, w_shape, len(needs) == 3)
+    geometry = ConvGeometry(w_shape[2:], stride, 0, dilation, groups)
+    layout = stored_batch_last if batch_last else (lambda array: array)
+    y, context = convolution.forward(layout(x), W, b, geometry, pads, needs)
+    assert not context.winograd
+    np.testing.assert_allclose(y, direct_conv(x, W, b, stride, dilation, pads, groups),
+                               atol=1e-10)
+    dy = np.random.default_rng(seed + 1).standard_normal(y.shape)
+    gradients = convolution.backward(context, layout(dy), needs)
+    expected = direct_gradients(x, W, dy, stride, dilation, pads, groups)
+    for got, wanted, want in zip(gradients, needs + (False,) * (3 - len(needs)), expected):
+        if wanted:
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, atol=1e-10)
+        else:
+            assert got is None
+    return y, gradients
+
+
+@pytest.mark.parametrize("name", sorted(COLUMN_CASES))
+@pytest.mark.parametrize("needs", NEEDS)
+@pytest.mark.parametrize("batch_last", [False, True])
+def test_column_path_gradients_match_the_direct_sums(name, needs, batch_last):
+    """Every wanted gradient (dx by convolution or by col2im, dW from the GEMM, db from the
+    bias row of the GEMM or summed from dy in either layout) and None for the others."""
+    _run_column_case(name, needs, batch_last)
+
+
+@pytest.mark.parametrize("name", sorted(COLUMN_CASES))
+def test_dx_is_a_convolution_of_dy_exactly_where_the_rule_says(monkeypatch, name):
+    """Stride 1, no more outputs than inputs (per group) and no pad past the kernel's span:
+    dx by the convolution of dy; otherwise by col2im (benchmarks/NOTES.md)."""
+    taken = []
+    for path in ("_input_gradient_by_convolution", "_input_gradient_by_col2im"):
+        original = getattr(convolution, path)
+        monkeypatch.setattr(convolution, path, lambda *args, _path=path, _original=original: (
+            taken.append(_path), _original(*args))[1])
+    _run_column_case(name, (True, True), False)
+    by_convolution = COLUMN_CASES[name][-1]
+    assert taken == ["_input_gradient_by_convolution" if by_convolution
+                     else "_input_gradient_by_col2im"]
+
+
+@pytest.fixture
+def forced_threads(monkeypatch):
+    """Three threads and no size floor: every pass that can split does (as test_threads.py)."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(3)
+    yield
+    autograd.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("name", sorted(COLUMN_CASES))
+@pytest.mark.parametrize("batch_last", [False, True])
+def test_column_path_split_over_three_threads(forced_threads, name, batch_last):
+    """Padding, the columns' copy, col2im's adds and the bias pass, each thread on its own
+    part: the same results, repeated (a race shows only sometimes)."""
+    for seed in (30, 31, 32):
+        _run_column_case(name, (True, True, True), batch_last, seed)
+        _run_column_case(name, (True, True), batch_last, seed)
+
+
+@pytest.mark.parametrize("winograd_path", [False, True])
+def test_a_float32_convolution_takes_only_float32_scratch(monkeypatch, winograd_path):
+    """Padding, columns, GEMM outputs, dcolumns and dx of a float32 layer are float32 buffers:
+    a float64 one doubles their memory and returns float64 or rounds differently."""
+    if winograd_path:
+        monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
+        monkeypatch.setattr(winograd, "MIN_TILES", 1)
+    asked = _record_scratch_dtypes(monkeypatch)
+    for name in ("O == C, stride 1", "O > C, stride 1", "stride (2, 1)"):
+        x_shape, w_shape, stride, dilation, groups, pads, _ = COLUMN_CASES[name]
+        x, W, b = _inputs(40, x_shape, w_shape, True, np.float32)
+        geometry = ConvGeometry(w_shape[2:], stride, 0, dilation, groups)
+        for needs in ((), (True, True, True)):
+            y, context = convolution.forward(x, W, b, geometry, pads, needs)
+            assert y.dtype == np.float32
+            np.testing.assert_allclose(y, direct_conv(x, W, b, stride, dilation, pads, groups),
+                                       rtol=1e-4, atol=1e-4)
+        dy = np.random.default_rng(41).standard_normal(y.shape).astype(np.float32)
+        dx, dW, db = convolution.backward(context, stored_batch_last(dy), (True, True, True))
+        assert dx.dtype == dW.dtype == db.dtype == np.float32
+        for got, want in zip((dx, dW, db), direct_gradients(x, W, dy, stride, dilation, pads,
+                                                             groups)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert asked and set(asked) == {np.dtype(np.float32)}
+
+
+@pytest.mark.parametrize("needs", [(True, False), (False, True), (True, False, True),
+                                   (False, True, True)])
+def test_the_column_path_keeps_only_what_the_wanted_gradients_read(needs):
+    """dW reads the columns, dx reads W: each is kept only for its gradient (the columns are
+    the largest array of the layer)."""
+    x, W, b = _inputs(50, (2, 3, 6, 6), (4, 3, 3, 3), len(needs) == 3)
+    y, context = convolution.forward(x, W, b, ConvGeometry(3, 2, 1), ((1, 1), (1, 1)), needs)
+    cols, kept_W = context.saved
+    assert (cols is not None) == needs[1] and (kept_W is not None) == needs[0]
+
+
+def test_a_forward_alone_adds_the_bias_after_the_gemm(monkeypatch):
+    """needs=(): no row of ones under the columns (W is not copied with b into every call);
+    y is the convolution plus b."""
+    asked = []
+    original = convolution.columns
+
+    def spy(*args, ones_row=False):
+        asked.append(ones_row)
+        return original(*args, ones_row=ones_row)
+    monkeypatch.setattr(convolution, "columns", spy)
+    x, W, b = _inputs(51, (2, 3, 6, 6), (4, 3, 3, 3), True)
+    geometry, pads = ConvGeometry(3, 2, 1), ((1, 1), (1, 1))
+    y, _ = convolution.forward(x, W, b, geometry, pads, ())
+    np.testing.assert_allclose(y, direct_conv(x, W, b, (2, 2), (1, 1), pads, 1), atol=1e-10)
+    convolution.forward(x, W, b, geometry, pads, (False, True, True))
+    assert asked == [False, True]
