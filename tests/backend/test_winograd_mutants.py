@@ -8,7 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from autograd.backend import winograd
+import autograd
+from autograd.backend import threads, winograd
 from autograd.backend.layout import is_batch_last
 from tests.backend.test_winograd import reference_gradients
 from tests.layouts import stored_batch_last
@@ -90,7 +91,9 @@ SWEEP = [(h, pads_h, w, pads_w)
 
 
 @pytest.mark.parametrize("batch_last", [False, True])
-def test_forward_and_backward_over_every_small_size_and_padding(batch_last):
+def test_forward_and_backward_over_every_small_size_and_padding(monkeypatch, batch_last):
+    # the transforms are cached per dtype: built afresh here, from the constants
+    monkeypatch.setattr(winograd, "_KRONECKER", {})
     rng = np.random.default_rng(11)
     failures = []
     for h, pads_h, w, pads_w in SWEEP:
@@ -146,6 +149,7 @@ def test_a_float32_layer_takes_only_float32_scratch(monkeypatch, batch_last):
     rng = np.random.default_rng(13)
     x, W = rng.uniform(-1, 1, (2, 3, 9, 7)), rng.uniform(-1, 1, (4, 3, 3, 3))
     asked = _record_scratch_dtypes(monkeypatch)
+    monkeypatch.setattr(winograd, "_KRONECKER", {})         # the float32 transforms afresh
     x32 = x.astype(np.float32)
     y, V, U, tiles_batch_last = winograd.forward(stored_batch_last(x32) if batch_last else x32,
                                                  W.astype(np.float32), (1, 1), (1, 1),
@@ -159,3 +163,48 @@ def test_a_float32_layer_takes_only_float32_scratch(monkeypatch, batch_last):
     expected_dx, expected_dW = reference_gradients(x, W, dy, (1, 1), (1, 1))
     for got, want in ((y, expected), (dx, expected_dx), (dW, expected_dW)):
         np.testing.assert_allclose(got, want, atol=5e-5 * np.abs(want).max())
+
+
+def test_the_transforms_are_built_once_per_dtype_from_the_constants(monkeypatch):
+    """kron(B^T, B^T), kron(G, G), kron(A^T, A^T) in the dtype asked, kept for the next call."""
+    monkeypatch.setattr(winograd, "_KRONECKER", {})
+    for dtype in (np.float32, np.float64):
+        matrices = winograd._matrices(np.dtype(dtype))
+        assert [m.shape for m in matrices] == [(36, 36), (36, 9), (16, 36)]
+        for matrix, small in zip(matrices, (winograd._INPUT_TRANSFORM,
+                                            winograd._KERNEL_TRANSFORM,
+                                            winograd._OUTPUT_TRANSFORM)):
+            assert matrix.dtype == dtype
+            np.testing.assert_array_equal(matrix, np.kron(small, small).astype(dtype))
+        assert winograd._matrices(np.dtype(dtype)) is matrices
+
+
+@pytest.fixture
+def forced_threads(monkeypatch):
+    """Three threads and no size floor: every pass that can split does (as test_threads.py)."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(3)
+    yield
+    autograd.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("batch_last", [False, True])
+def test_components_split_over_three_threads(forced_threads, batch_last):
+    """The gathers and scatters run their 36 (or 16) components in three chunks, and the fold
+    of overlapping tiles is split too: every fourth size of the sweep, twice."""
+    rng = np.random.default_rng(15)
+    for h, pads_h, w, pads_w in SWEEP[::4] * 2:
+        x = rng.uniform(-1, 1, (3, 2, h, w + 3))
+        W = rng.uniform(-1, 1, (3, 2, 3, 3))
+        laid_out = stored_batch_last(x) if batch_last else x
+        y, V, U, tiles_batch_last = winograd.forward(laid_out, W, pads_h, pads_w, (True, True))
+        np.testing.assert_allclose(
+            y, reference_conv2d(x, W, None, (1, 1), pads_h, pads_w, (1, 1), 1),
+            rtol=1e-10, atol=1e-12)
+        dy = rng.uniform(-1, 1, y.shape)
+        dx, dW = winograd.backward(V, U, stored_batch_last(dy) if batch_last else dy, x.shape,
+                                   pads_h, pads_w, (True, True), tiles_batch_last)
+        expected_dx, expected_dW = reference_gradients(x, W, dy, pads_h, pads_w)
+        np.testing.assert_allclose(dx, expected_dx, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(dW, expected_dW, rtol=1e-10, atol=1e-12)
