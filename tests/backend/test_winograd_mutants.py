@@ -208,3 +208,30 @@ def test_components_split_over_three_threads(forced_threads, batch_last):
         expected_dx, expected_dW = reference_gradients(x, W, dy, pads_h, pads_w)
         np.testing.assert_allclose(dx, expected_dx, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(dW, expected_dW, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("count", [4, 6, 7, 8])
+@pytest.mark.parametrize("batch_last", [False, True])
+def test_dx_is_right_at_every_thread_count(monkeypatch, count, batch_last):
+    """The fold of overlapping tiles adds each tile's rows 4, 5 into the next tile's, ``shift``
+    elements on along the flattened tiles. Bug (fixed): the fold was split over the threads
+    along whatever axis had a part for each; past 6 threads that was the flattened tiles
+    themselves, and a chunk's first tile lost the rows of the tile before it, in another
+    chunk: with 7 threads, a (32, 64, 16, 16) layer's dx was off by 5 on a scale of 20."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(count)
+    try:
+        rng = np.random.default_rng(16)
+        for shape in ((2, 3, 9, 10), (3, 5, 13, 6)):
+            x, W = rng.uniform(-1, 1, shape), rng.uniform(-1, 1, (4, shape[1], 3, 3))
+            y, V, U, tiles_batch_last = winograd.forward(
+                stored_batch_last(x) if batch_last else x, W, (1, 1), (1, 1), (True, True))
+            dy = rng.uniform(-1, 1, y.shape)
+            dx, dW = winograd.backward(V, U, dy, x.shape, (1, 1), (1, 1), (True, True),
+                                       tiles_batch_last)
+            expected_dx, expected_dW = reference_gradients(x, W, dy, (1, 1), (1, 1))
+            np.testing.assert_allclose(dx, expected_dx, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(dW, expected_dW, rtol=1e-10, atol=1e-12)
+    finally:
+        autograd.set_num_threads(previous)
