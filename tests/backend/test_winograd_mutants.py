@@ -159,6 +159,7 @@ def test_a_float32_layer_takes_only_float32_scratch(monkeypatch, batch_last):
                                (True, True), tiles_batch_last)
     assert len(asked) >= 8 and set(asked) == {np.dtype(np.float32)}
     assert y.dtype == dx.dtype == dW.dtype == np.float32
+    assert V.dtype == U.dtype == np.float32          # kept from forward to backward
     expected = reference_conv2d(x, W, None, (1, 1), (1, 1), (1, 1), (1, 1), 1)
     expected_dx, expected_dW = reference_gradients(x, W, dy, (1, 1), (1, 1))
     for got, want in ((y, expected), (dx, expected_dx), (dW, expected_dW)):
