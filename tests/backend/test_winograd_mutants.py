@@ -236,3 +236,29 @@ def test_dx_is_right_at_every_thread_count(monkeypatch, count, batch_last):
             np.testing.assert_allclose(dW, expected_dW, rtol=1e-10, atol=1e-12)
     finally:
         autograd.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("pads", [((0, 0), (0, 0)), ((0, 1), (1, 0)), ((2, 0), (0, 2))])
+def test_components_may_run_in_any_order(monkeypatch, pads):
+    """parallel_for promises no order between chunks: run here one after another, last chunk
+    first, in 6 chunks (one per tile row a of the 36 components). Rows 4 and 5 of the last
+    tile row each own one row of dx (output sizes that are multiples of 4, unpadded after):
+    a component that wrote past its own row would be overwritten, or overwrite, by order."""
+    def last_chunk_first(function, length, array):
+        parts = min(6, length)
+        bounds = [length * k // parts for k in range(parts + 1)]
+        for k in reversed(range(parts)):
+            function(bounds[k], bounds[k + 1])
+    monkeypatch.setattr(threads, "parallel_for", last_chunk_first)
+    rng = np.random.default_rng(17)
+    pads_h, pads_w = pads
+    for out_h, out_w in ((8, 8), (4, 12), (9, 8)):
+        x = rng.uniform(-1, 1, (2, 3, out_h + 2 - sum(pads_h), out_w + 2 - sum(pads_w)))
+        W = rng.uniform(-1, 1, (2, 3, 3, 3))
+        y, V, U, tiles_batch_last = winograd.forward(x, W, pads_h, pads_w, (True, True))
+        dy = rng.uniform(-1, 1, y.shape)
+        dx, dW = winograd.backward(V, U, dy, x.shape, pads_h, pads_w, (True, True),
+                                   tiles_batch_last)
+        expected_dx, expected_dW = reference_gradients(x, W, dy, pads_h, pads_w)
+        np.testing.assert_allclose(dx, expected_dx, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(dW, expected_dW, rtol=1e-10, atol=1e-12)
