@@ -421,3 +421,14 @@ def test_a_forward_alone_adds_the_bias_after_the_gemm(monkeypatch):
     np.testing.assert_allclose(y, direct_conv(x, W, b, (2, 2), (1, 1), pads, 1), atol=1e-10)
     convolution.forward(x, W, b, geometry, pads, (False, True, True))
     assert asked == [False, True]
+
+
+def test_a_forward_alone_casts_a_float64_bias_to_the_float32_layer_first():
+    """The bias added after the GEMM is cast to x's dtype first: the same bits as a float32 b."""
+    x, W, b = _inputs(52, (2, 3, 6, 6), (4, 3, 3, 3), True, np.float32)
+    b64 = b.astype(np.float64) + np.random.default_rng(53).uniform(-1e-3, 1e-3, b.shape)
+    geometry, pads = ConvGeometry(3, 2, 1), ((1, 1), (1, 1))
+    y, _ = convolution.forward(x, W, b64, geometry, pads, ())
+    y_cast = convolution.forward(x, W, b64.astype(np.float32), geometry, pads, ())[0].copy()
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, y_cast)

@@ -122,3 +122,12 @@ def test_columns_are_rows_c_i_j_by_columns_oh_ow_n(thread_count, groups, ones_ro
         np.testing.assert_array_equal(cols[:, :rows], expected.reshape(groups, rows, -1))
         if ones_row:
             np.testing.assert_array_equal(cols[:, rows], 1.0)
+
+
+def test_pad2d_of_a_view_with_no_dense_layout_comes_out_in_c_order():
+    """Every other column of x (no axis order fits it): padded in C order, values as np.pad."""
+    x = np.random.default_rng(6).standard_normal((2, 3, 5, 8))[:, :, :, ::2]
+    padded = im2col.pad2d(x, (1, 0), (0, 2), 2.5)
+    assert padded.flags.c_contiguous
+    np.testing.assert_array_equal(padded, np.pad(x, ((0, 0), (0, 0), (1, 0), (0, 2)),
+                                                 constant_values=2.5))
