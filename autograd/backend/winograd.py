@@ -257,9 +257,11 @@ def _scatter_input_gradient(dx, dtiles, flat, shift, pads_h, pads_w):
     last_columns = dtiles[:, 4:, :, :, :, -1].copy()
     dtiles[:, 4:, :, :, :, -1] = 0
 
-    def add_shifted(out, source):
-        out[..., shift:] += source[..., :-shift]
-    threads.elementwise(add_shifted, flat[:, :2], flat[:, 4:])
+    # Split over the 6 tile rows a only: a chunk of the flattened tiles would lose the terms
+    # its first tile takes from the tile before it, in the previous chunk.
+    def add_shifted(start, stop):
+        flat[start:stop, :2, shift:] += flat[start:stop, 4:, :-shift]
+    threads.parallel_for(add_shifted, 6, flat)
     dtiles[:2, :4, :, :, 1:] += dtiles[4:, :4, :, :, :-1]
     last_columns[:2, :, :, :, 1:] += last_columns[4:, :, :, :, :-1]
 
