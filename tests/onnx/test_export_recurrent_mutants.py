@@ -135,3 +135,23 @@ def test_two_layers_under_one_parent_keep_their_own_weights():
     names = {init.name for init in proto.graph.initializer}
     assert {"enc.first.onnx_W", "enc.second.onnx_W", "enc.first.onnx_B",
             "enc.second.onnx_R"} <= names
+
+
+def test_two_unnamed_layers_of_one_kind_keep_their_own_weights():
+    """Bug found from the survivors: a model that is a function (or to_onnx, which SINGA's
+    sonnx.to_onnx calls) has no dotted names, and both LSTMs' weights were named LSTM.onnx_W:
+    the second layer silently ran with the first one's weights."""
+    first, second = autograd.LSTM(3, 4), autograd.LSTM(3, 4)
+    x = np.random.default_rng(7).standard_normal((5, 2, 3)).astype(np.float32)
+    proto = _check(lambda x: first(x)[0] - second(x)[0], [x], ["x"])
+    assert sum(init.name.endswith(".onnx_W") for init in proto.graph.initializer) == 2
+
+
+def test_two_batch_first_layers_on_one_input_export():
+    """Bug found from the survivors: both layers named their time-major copy of the input
+    '<input>_time_major', which onnx's checker refused (a name assigned twice)."""
+    model = autograd.Sequential()
+    model.a, model.b = autograd.GRU(3, 4, batch_first=True), autograd.GRU(3, 4, batch_first=True)
+    model.forward = lambda x: model.a(x)[0] + model.b(x)[0]
+    x = np.random.default_rng(8).standard_normal((2, 5, 3)).astype(np.float32)
+    _check(model, [x], ["x"])
