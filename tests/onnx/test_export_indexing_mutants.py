@@ -74,3 +74,16 @@ def test_a_constant_mask_keeps_its_positions():
     mask = np.array([False, True, True, False, True])
     proto = _exports_like_numpy((Ellipsis, mask))
     assert "NonZero" not in [node.op_type for node in proto.graph.node]
+
+
+def test_a_mask_graph_input_after_a_slice_stays_an_input():
+    """x[0:2, mask] with the mask as the second graph input: the Slice's constants are
+    initializers already, and the mask must still be read at run time (NonZero), not frozen
+    as the traced positions."""
+    x = RNG.standard_normal((3, 5)).astype(np.float32)
+    mask = np.array([True, False, True, False, False])
+    proto = autograd.onnx.export(lambda x, m: autograd.getitem(x, (slice(0, 2), m)), [x, mask])
+    assert "NonZero" in [node.op_type for node in proto.graph.node]
+    other = np.array([False, True, True, True, False])
+    np.testing.assert_array_equal(_ort(proto, {"input_0": x, "input_1": other})[0],
+                                  x[0:2, other])
