@@ -70,7 +70,11 @@ def test_a_batch_first_gru_from_a_given_state_gives_output_and_h(sequences):
     gru = autograd.GRU(3, 4, batch_first=True, return_sequences=sequences)
     _randomize_biases(gru, rng)
     x, h0 = (rng.standard_normal(s).astype(np.float32) for s in ((2, 5, 3), (2, 4)))
-    _check(Stateful(gru), [x, h0], ["x", "h0"])
+    proto = _check(Stateful(gru), [x, h0], ["x", "h0"])
+    # ONNX's GRU: linear_before_reset is 0 or 1 in the spec; 1 is r * (h W_hn^T + b_hn), ours
+    (node,) = [node for node in proto.graph.node if node.op_type == "GRU"]
+    attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    assert attributes == {"hidden_size": 4, "linear_before_reset": 1}
 
 
 @pytest.mark.parametrize("nonlinearity", ["relu", "tanh"])
