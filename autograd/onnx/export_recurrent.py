@@ -34,10 +34,8 @@ def _export_recurrent(context, layer, inputs, outputs, tensors):
                for p in (layer.b_ih, layer.b_hh)] if layer.bias else
               [np.zeros(count * hidden, host[0].dtype)] * 2)
     dotted = context.parameter_names.get(id(layer.W_ih.data))
-    if dotted is None:          # no dotted names (a function, to_onnx): a fresh prefix each
-        context._count += 1
-        dotted = f"{op_type}_{context._count}.W_ih"
-    prefix = dotted.rsplit(".", 1)[0]
+    # without dotted names (a function, to_onnx) the layer's own first output names it
+    prefix = dotted.rsplit(".", 1)[0] if dotted is not None else outputs[0]
     weights = [context.constant(_onnx_blocks(host[0].T, order, hidden), f"{prefix}.onnx_W"),
                context.constant(_onnx_blocks(host[1].T, order, hidden), f"{prefix}.onnx_R"),
                context.constant(np.concatenate([_onnx_blocks(b, order, hidden)[0]
