@@ -147,3 +147,30 @@ def test_a_traced_layer_flattens_tensors_in_lists_and_dicts():
     a, b, c = (Tensor(data=np.full(2, k, np.float32), requires_grad=False) for k in (1, 2, 3))
     flat = list(exporter._flat_tensors(([a, (b, "text")], {"state": [c], "other": 4})))
     assert len(flat) == 3 and flat[0] is a and flat[1] is b and flat[2] is c
+
+
+def test_a_model_in_training_mode_is_traced_in_eval_mode_and_put_back(monkeypatch):
+    """With the process flag on (a test run may have left it off, under which BatchNorm is in
+    eval mode anyway), export must call eval(): BatchNorm then uses its running statistics,
+    which the exported BatchNormalization holds."""
+    monkeypatch.setattr(autograd, "training", True)
+    rng = np.random.default_rng(9)
+    model = autograd.Sequential(autograd.BatchNorm2d(2))
+    model(Tensor(data=rng.standard_normal((4, 2, 3, 3)).astype(np.float32) * 3 + 1,
+                 requires_grad=False))                     # running statistics move
+    model.train()
+    x = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    proto = autograd.onnx.export(model, [x])
+    assert model.training is True and autograd.training is True
+    bn = model[0]
+    mean, var = (t.to_numpy().reshape(1, 2, 1, 1) for t in (bn.running_mean, bn.running_var))
+    scale, bias = (t.to_numpy().reshape(1, 2, 1, 1) for t in (bn.scale, bn.bias))
+    expected = (x - mean) / np.sqrt(var + bn.eps) * scale + bias
+    np.testing.assert_allclose(_ort(proto, {"input": x})[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_exporter_export_defaults_are_opset_21_and_a_symbolic_batch():
+    """exporter.export's own defaults (autograd.onnx.export always passes both)."""
+    proto = exporter.export(lambda x: autograd.relu(x), [X])
+    assert [entry.version for entry in proto.opset_import if entry.domain == ""] == [21]
+    assert _dims(proto.graph.input[0]) == ["batch", 3]
