@@ -143,3 +143,13 @@ def test_an_extremum_over_every_axis_given_as_none_reduces_all_of_them(opset):
     probe = RNG.standard_normal((3, 3, 4)).astype(np.float32)
     (y,) = _ort(proto, {"input": probe})
     assert y.shape == (1, 1, 1) and y.item() == probe.min()
+
+
+def test_a_nameless_tensor_read_twice_is_one_initializer():
+    """A constant Tensor of a function model (no dotted names) used by two ops is bound to
+    its initializer once: the second op reads the same name, no copy of the values."""
+    c = autograd.Tensor(data=np.linspace(-1.0, 1.0, 4).astype(np.float32), requires_grad=False)
+    proto = autograd.onnx.export(lambda x: x * c + c, [X])
+    assert len(proto.graph.initializer) == 1
+    values = np.linspace(-1.0, 1.0, 4).astype(np.float32)
+    np.testing.assert_allclose(_ort(proto, {"input": X})[0], X * values + values, rtol=1e-6)
