@@ -33,15 +33,17 @@ def _export_recurrent(context, layer, inputs, outputs, tensors):
     biases = ([np.asarray(p.data.get() if hasattr(p.data, "get") else p.data)
                for p in (layer.b_ih, layer.b_hh)] if layer.bias else
               [np.zeros(count * hidden, host[0].dtype)] * 2)
-    prefix = context.parameter_names.get(id(layer.W_ih.data), op_type).rsplit(".", 1)[0]
+    dotted = context.parameter_names.get(id(layer.W_ih.data))
+    # without dotted names (a function, to_onnx) the layer's own first output names it
+    prefix = dotted.rsplit(".", 1)[0] if dotted is not None else outputs[0]
     weights = [context.constant(_onnx_blocks(host[0].T, order, hidden), f"{prefix}.onnx_W"),
                context.constant(_onnx_blocks(host[1].T, order, hidden), f"{prefix}.onnx_R"),
                context.constant(np.concatenate([_onnx_blocks(b, order, hidden)[0]
                                                 for b in biases])[None], f"{prefix}.onnx_B")]
     x = inputs[0]
     if layer.batch_first:
-        context.node("Transpose", [x], [x + "_time_major"], perm=[1, 0, 2])
-        x = x + "_time_major"
+        context.node("Transpose", [x], [outputs[0] + "_time_major"], perm=[1, 0, 2])
+        x = outputs[0] + "_time_major"      # this layer's own: others may read the same x
     axis0 = context.constant(np.asarray([0], np.int64))
     states = []
     for k, name in enumerate(inputs[1:1 + layer.state_count]):
