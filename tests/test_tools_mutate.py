@@ -117,3 +117,12 @@ def test_survivors_diffs_are_read_from_the_mutated_tree_in_one_process(tmp_path)
     assert "-    return a + 1" in diff and "+    return a - 1" in diff
     assert "def f(a):" in shown["autograd.m.x_f__mutmut_1"]
     assert shown["autograd.m.x_g__mutmut_1"].startswith("(no diff: ")
+
+
+def test_a_mutant_belongs_to_the_longest_module_name_it_starts_with():
+    tool = load_tool()
+    modules = ["autograd/onnx/__init__.py", "autograd/onnx/exporter.py", "autograd/tensor.py"]
+    assert tool.module_of("autograd.onnx.x_load__mutmut_1", modules) == modules[0]
+    assert tool.module_of("autograd.onnx.exporter.x_export__mutmut_3", modules) == modules[1]
+    assert tool.module_of("autograd.tensor.xǁTensorǁclone__mutmut_2", modules) == modules[2]
+    assert tool.module_of("autograd.graph.x_backward__mutmut_1", modules) == "?"

@@ -236,12 +236,12 @@ def results(workdir):
 
 
 def module_of(mutant, modules):
+    """The module of ``modules`` a mutant's name is in (a package's ``__init__.py`` has the
+    package's dotted name, so the longest match wins); "?" for none."""
     dotted = mutant.split("__mutmut_")[0].replace(".x_", ".").replace(".xǁ", ".")
-    for module in modules:
-        name = module[:-3].replace("/", ".")
-        if dotted.startswith(name + "."):
-            return module
-    return "?"
+    names = {module: module[:-3].removesuffix("/__init__").replace("/", ".") for module in modules}
+    matches = [m for m, name in names.items() if dotted.startswith(name + ".")]
+    return max(matches, key=lambda m: len(names[m])) if matches else "?"
 
 
 def diffs(workdir, names, modules):
