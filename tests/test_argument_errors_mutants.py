@@ -119,6 +119,12 @@ def test_an_argument_of_the_wrong_kind_among_star_args_is_named():
                             "(AttributeError: 'NoneType' object has no attribute 'sum')")
 
 
+def test_a_dict_passed_for_a_tensor_is_the_culprit():
+    assert _message(scale, {"x": 1}) == (TypeError, "scale: argument 'x' got dict {'x': 1}; "
+                                         "expected a Tensor (AttributeError: 'dict' object has "
+                                         "no attribute 'shape')")
+
+
 def test_a_function_passed_for_a_tensor_is_the_culprit_but_a_class_is_not():
     kind, text = _message(scale, print)
     assert kind is TypeError and text.startswith(
