@@ -171,3 +171,10 @@ def test_set_rng_state_refuses_what_get_rng_state_cannot_have_made(machine):
         device.set_rng_state({**state, "gpu:3": state["cpu"], "gpu:7": state["cpu"]})
     assert str(info.value) == ("set_rng_state: no device 'gpu:3' in this process "
                                "(have ['cpu', 'gpu:1'])")
+
+
+def test_activating_the_cpu_lets_an_error_through():
+    with pytest.raises(ValueError, match="inside"):
+        with device.cpu().activate() as context:
+            assert context is not None
+            raise ValueError("inside")
