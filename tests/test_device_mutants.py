@@ -14,7 +14,16 @@ from autograd.device import Device
 
 
 class _StandInArray(np.ndarray):
-    """A "CuPy array" of the stand-in: a NumPy subclass, so arithmetic still runs."""
+    """A "CuPy array" of the stand-in: a NumPy subclass, so arithmetic still runs; it lives on
+    ``gpu:<on>`` and ``get()`` copies it to the host."""
+    on = 1
+
+    @property
+    def device(self):
+        return types.SimpleNamespace(id=self.on)
+
+    def get(self):
+        return np.array(self).view(np.ndarray)
 
 
 def _stand_in_cupy(count):
@@ -39,6 +48,7 @@ def _stand_in_cupy(count):
         return count
     cupy = types.ModuleType("cupy")
     cupy.ndarray = _StandInArray
+    cupy.asarray = lambda array: np.array(array).view(_StandInArray)
     cupy.random = types.SimpleNamespace(default_rng=np.random.default_rng)
     cupy.cuda = types.SimpleNamespace(Device=CudaDevice, runtime=types.SimpleNamespace(
         getDeviceCount=device_count))
@@ -78,7 +88,7 @@ def test_gpu_makes_one_device_per_index_made_current_while_built(machine):
             ("gpu", index, cupy, f"gpu:{index}", index)
         assert device.gpu(index) is made
     assert cupy.entered == [0, 1]
-    assert device.create_cuda_gpu() is device.gpu(0)
+    assert device.create_cuda_gpu() is device.gpu(0) is device.gpu()
     assert device.create_cuda_gpu_on(1) is device.gpu(1)
     array = np.ones(3).view(_StandInArray)
     assert device.get_array_module(array) is cupy            # CuPy is remembered once asked
@@ -178,3 +188,17 @@ def test_activating_the_cpu_lets_an_error_through():
         with device.cpu().activate() as context:
             assert context is not None
             raise ValueError("inside")
+
+
+def test_move_array_keeps_an_array_in_place_and_copies_between_host_and_gpu(machine):
+    cupy = machine(2)
+    on_gpu = np.arange(3.0).view(_StandInArray)
+    device.gpu(1)                                              # CuPy asked for first
+    assert device.device_of_array(on_gpu) is device.gpu(1)
+    assert device.move_array(on_gpu, device.gpu(1)) is on_gpu
+    host = device.move_array(on_gpu, device.cpu())
+    assert type(host) is np.ndarray and host.tolist() == [0.0, 1.0, 2.0]
+    cupy.entered.clear()
+    back = device.move_array(host, device.gpu(1))
+    assert type(back) is _StandInArray and back.tolist() == [0.0, 1.0, 2.0]
+    assert cupy.entered == [1]                                 # copied with gpu:1 current
