@@ -198,6 +198,7 @@ def test_move_array_keeps_an_array_in_place_and_copies_between_host_and_gpu(mach
     assert device.move_array(on_gpu, device.gpu(1)) is on_gpu
     host = device.move_array(on_gpu, device.cpu())
     assert type(host) is np.ndarray and host.tolist() == [0.0, 1.0, 2.0]
+    assert not np.shares_memory(host, on_gpu)                  # a copy, made by get()
     cupy.entered.clear()
     back = device.move_array(host, device.gpu(1))
     assert type(back) is _StandInArray and back.tolist() == [0.0, 1.0, 2.0]
