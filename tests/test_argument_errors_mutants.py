@@ -51,6 +51,10 @@ def keyword_only(x, *, scale):
     return Double()(x)
 
 
+def star(*values):
+    return Double()(values)
+
+
 def other_class(x):
     return NotAnOperation(x)
 
@@ -62,7 +66,7 @@ def unknown_global(x):
 def test_only_a_one_argument_call_of_an_operation_is_left_unwrapped():
     assert _only_calls_an_operation(only_op) is True
     for function in (two_arguments, a_local, two_globals, a_default, keyword_only,
-                     other_class, unknown_global, _helper):
+                     star, other_class, unknown_global, _helper):
         assert _only_calls_an_operation(function) is False, function.__name__
 
 

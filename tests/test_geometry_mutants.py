@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from autograd import geometry
-from autograd.geometry import ConvGeometry, axis_slice, output_size, pair, same_pads
+from autograd.geometry import ConvGeometry, axis_slice, output_size, pair, per_axis, same_pads
 
 
 @pytest.fixture(autouse=True)
@@ -114,6 +114,8 @@ def test_argument_messages_word_for_word():
            lambda: ConvGeometry(3, pad_mode=None))
     _error(TypeError, "conv2d: stride must be an int or 2 ints, got 'x'",
            lambda: pair("x", "conv2d", "stride"))
+    _error(TypeError, "conv1d: stride must be an int, got (1, 2)",
+           lambda: per_axis((1, 2), 1, "conv1d", "stride"))
 
 
 def test_an_unknown_input_size_gets_no_padding_and_no_output_size():

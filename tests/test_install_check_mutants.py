@@ -240,6 +240,19 @@ def test_main_under_a_shadowing_package_skips_the_check_and_exits_1(fixed_enviro
                           "/elsewhere/autograd/__init__.py") + "\n"
 
 
+def test_main_under_a_package_without_a_file_says_location_none(fixed_environment,
+                                                                monkeypatch, capsys):
+    # a namespace package (a folder named autograd without __init__.py) has no __file__
+    other = types.ModuleType("autograd")
+    monkeypatch.setitem(sys.modules, "autograd", other)
+    status = diagnostics.main()
+    output = capsys.readouterr().out
+    monkeypatch.undo()
+    assert status == 1
+    assert output.splitlines()[2] == "  location   None"
+    assert "gives another package, at an unknown place" in output
+
+
 def _main_with(module, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "autograd", module)
     status = diagnostics.main()
