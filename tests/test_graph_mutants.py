@@ -290,3 +290,22 @@ def test_backward_misuse_is_named_exactly():
                "no gradient)")
     with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
         autograd.gradients(w)
+
+
+class TwoForOne(Operation):
+    """y = 3 x whose backward wrongly returns two gradients for its one input."""
+
+    def forward(self, x):
+        return 3 * x
+
+    def backward(self, dy):
+        return 3 * dy, 3 * dy
+
+
+def test_a_backward_returning_the_wrong_number_of_gradients_is_named_word_for_word():
+    # full run of 2026-11-28: the message's text was pinned by no test (it survived as None
+    # and with the class name of None)
+    x = _param([1.0, 2.0])
+    with pytest.raises(RuntimeError) as info:
+        autograd.gradients(autograd.sum(TwoForOne()(x)))
+    assert str(info.value) == "TwoForOne.backward returned 2 gradient(s) for 1 input(s)"
