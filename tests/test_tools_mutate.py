@@ -126,3 +126,18 @@ def test_a_mutant_belongs_to_the_longest_module_name_it_starts_with():
     assert tool.module_of("autograd.onnx.exporter.x_export__mutmut_3", modules) == modules[1]
     assert tool.module_of("autograd.tensor.xǁTensorǁclone__mutmut_2", modules) == modules[2]
     assert tool.module_of("autograd.graph.x_backward__mutmut_1", modules) == "?"
+
+
+def test_a_top_level_module_gets_its_mutants_file_in_the_selection_from_the_start(tmp_path):
+    """Its selection is a list of files: a test_<mod>_mutants.py written after the run would
+    never be run by --rerun (mutmut forgets every result when the selection changes)."""
+    tool = load_tool()
+    (tmp_path / "tests" / "opt").mkdir(parents=True)
+    tests = tool.test_selection(["autograd/no_such_module.py", "autograd/opt/sgd.py"], False,
+                                [], False, tmp_path)
+    assert "tests/test_no_such_module_mutants.py" in tests
+    assert (tmp_path / "tests" / "test_no_such_module_mutants.py").is_file()
+    assert "tests/opt" in tests and not (tmp_path / "tests/opt/test_sgd_mutants.py").exists()
+    only = tool.test_selection(["autograd/no_such_module.py"], False, ["tests/test_graph.py"],
+                               True, tmp_path)
+    assert only == ["tests/test_graph.py"]

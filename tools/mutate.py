@@ -30,8 +30,8 @@ At the end it prints, per module, killed / total and every surviving mutant's di
 DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``). After writing tests from
 the survivors, ``--rerun DIR`` copies the work tree's tests into the kept copy and runs its
 survivors again (or the mutants named with ``--names``), without generating or mapping anew.
-With ``--own-tests`` each module's ``test_<mod>_mutants.py`` is in the selection from the
-start (an empty placeholder in the copy where the file does not exist yet), so that the tests
+With ``--own-tests`` (and always for a top-level module, whose selection is a list of files)
+each module's ``test_<mod>_mutants.py`` is in the selection from the start (an empty placeholder in the copy where the file does not exist yet), so that the tests
 written from a run's survivors are in its selection when it reruns: mutmut forgets every
 result when the selection changes.
 """
@@ -319,15 +319,24 @@ def main(argv=None):
     return status
 
 
+def test_selection(modules, own, extra, only, workdir):
+    """A run's tests: the mirrored ones (:func:`tests_for`) and ``extra``, or ``extra`` alone
+    with ``only``; plus a placeholder ``test_<mod>_mutants.py`` in ``workdir`` for each module
+    with ``own`` and for each top-level module (whose selection is a list of files, so a folder
+    cannot take the new file in)."""
+    mirrored_tests = set() if only and extra else {t for m in modules for t in tests_for(m, own)}
+    if not only:
+        mirrored_tests |= set(placeholder_tests(
+            [m for m in modules if own or pathlib.PurePosixPath(m).parent.name == "autograd"],
+            workdir))
+    return sorted(mirrored_tests | set(extra))
+
+
 def new_run(args, modules, workdir, report=None):
     """One mutmut run over ``modules`` in a fresh scratch copy at ``workdir``."""
-    mirrored_tests = set() if args.only_tests and args.tests else \
-        {t for m in modules for t in tests_for(m, args.own_tests)}
     workdir.mkdir(parents=True, exist_ok=True)
     scratch_copy(workdir)
-    if args.own_tests and not args.only_tests:
-        mirrored_tests |= set(placeholder_tests(modules, workdir))
-    tests = sorted(mirrored_tests | set(args.tests))
+    tests = test_selection(modules, args.own_tests, args.tests, args.only_tests, workdir)
     print("mutating:", *modules, "\ntests:", *tests, flush=True)
     with open(workdir / "pyproject.toml", "a", encoding="utf-8") as stream:
         stream.write(mutmut_settings(modules, tests, args.pytest_args))
