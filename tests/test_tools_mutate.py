@@ -141,3 +141,9 @@ def test_a_top_level_module_gets_its_mutants_file_in_the_selection_from_the_star
     only = tool.test_selection(["autograd/no_such_module.py"], False, ["tests/test_graph.py"],
                                True, tmp_path)
     assert only == ["tests/test_graph.py"]
+
+
+def test_the_run_copies_the_examples_and_the_docs_the_tests_read():
+    settings = load_tool().mutmut_settings(["autograd/singa/names.py"], ["tests/singa"], [])
+    assert 'also_copy = ["examples", "docs"]' in settings
+    assert "tests/singa/test_main.py" in settings           # deselected: another folder

@@ -193,8 +193,8 @@ def scratch_copy(destination):
     files = git("ls-files", "--cached", "--others", "--exclude-standard")
     for name in files:
         source = ROOT / name
-        # examples/ stays: tests/test_examples.py and the distributed optimizer's test load them
-        if not source.is_file() or name.startswith(("benchmarks/", "docs/")):
+        # examples/ and docs/ stay: tests load the examples and read docs/singa.md
+        if not source.is_file() or name.startswith("benchmarks/"):
             continue
         target = destination / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -214,8 +214,9 @@ def mutmut_settings(modules, tests, extra_pytest_args):
         "pytest_add_cli_args = "
         f"{toml_list(['-p', 'no:randomly', '-q'] + deselect + extra_pytest_args)}\n"
         "use_git_change_detection = false\n"
-        # tests load the examples (the distributed optimizer's, test_examples.py)
-        'also_copy = ["examples"]\n'
+        # tests load the examples (the distributed optimizer's, test_examples.py) and read the
+        # docs (the SINGA names on docs/singa.md)
+        'also_copy = ["examples", "docs"]\n'
         # a mutated constant must not turn a short test into a minute-long one
         "timeout_multiplier = 5.0\n"
         "timeout_constant = 10.0\n"
