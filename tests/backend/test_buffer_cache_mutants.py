@@ -25,9 +25,9 @@ def test_the_idle_count_is_that_of_a_buffer_no_array_uses(fresh_cache, monkeypat
     living view still uses: the same count as at import, and with it an idle buffer is handed
     out again while the used one is not."""
     idle = memory.empty(np, LARGE, np.float32)
+    in_use = memory.empty(np, LARGE, np.float32)[:, 0]    # kept last, next to the probe
     idle_address = idle.ctypes.data
     del idle
-    in_use = memory.empty(np, LARGE, np.float32)[:, 0]    # kept last, next to the probe
     count = memory._idle_reference_count()
     assert count == memory._IDLE
     assert len(memory._kept) == 2                          # its probe taken out again
@@ -71,3 +71,18 @@ def test_a_new_lock_after_fork_is_a_fresh_unlocked_lock(fresh_cache, monkeypatch
         assert memory.kept_bytes() == np.prod(LARGE) * 4
     finally:
         held.release()
+
+
+def test_making_room_evicts_the_least_recently_used_idle_buffers_in_order(fresh_cache,
+                                                                          monkeypatch):
+    """Three evictions in one request (the index shifts by one per buffer popped): a, b and c
+    go, d (the most recently used) stays and is handed out again."""
+    size = 1 << 20
+    monkeypatch.setattr(memory, "MAX_KEPT_BYTES", 4 * size)
+    arrays = [memory.empty(np, (size,), np.uint8) for _ in range(4)]
+    d_address = arrays[3].ctypes.data
+    del arrays                                             # all idle, a least recently used
+    large = memory.empty(np, (3 * size,), np.uint8)
+    assert memory.kept_bytes() == 4 * size
+    again = memory.empty(np, (size,), np.uint8)
+    assert again.ctypes.data == d_address and not np.shares_memory(again, large)
