@@ -49,3 +49,62 @@ def test_matmul_add_where_the_fused_gemm_does_not_apply(monkeypatch, dtype):
     y = numpy_kernels.matmul_add(a, b, c)
     assert y.shape == (200, 300) and y.dtype == dtype
     np.testing.assert_array_equal(y, a.astype(np.int64) @ b.astype(np.int64) + c)
+
+
+@pytest.fixture
+def gemm_calls(monkeypatch):
+    """The shapes of every fused GEMM matmul_add asks blas.gemm for, passed through."""
+    calls = []
+    real = blas.gemm
+
+    def recorded(a, b, c):
+        calls.append((a.shape, b.shape))
+        return real(a, b, c)
+    monkeypatch.setattr(matmul.blas, "gemm", recorded)
+    return calls
+
+
+def test_the_fused_gemm_takes_float_products_from_the_size_floor(gemm_calls):
+    """The documented split (PyTorch's addmm: a @ b + c in one GEMM with beta = 1, whose
+    accumulation into c rounds differently from the product and an add): NumPy float arrays of
+    one dtype, at least matmul._FUSED_ADD_MIN_SIZE results, an inner dimension over 1. The
+    values are a @ b + c on every path."""
+    floor = matmul._FUSED_ADD_MIN_SIZE
+    assert floor == 1 << 14
+    rng = np.random.default_rng(4)
+
+    def run(m, k, n, dtype=np.float64, c_dtype=None, kind=np.ndarray):
+        a = rng.standard_normal((m, k)).astype(dtype).view(kind)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        c = rng.standard_normal(n).astype(c_dtype or dtype)
+        y = numpy_kernels.matmul_add(a, b, c)
+        expected = np.asarray(a, np.float64) @ b.astype(np.float64) + c
+        np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+        fused = bool(gemm_calls)
+        gemm_calls.clear()
+        return fused
+
+    class Subclass(np.ndarray):
+        pass
+
+    assert run(128, 3, 128)                      # exactly the floor
+    assert run(64, 2, 256, np.float32)           # m * n counts, not k * n
+    assert not run(127, 3, 128)                  # one row under it
+    assert not run(128, 1, 128)                  # an outer product: no GEMM
+    assert not run(128, 3, 128, np.float32, np.float64)     # c of another dtype
+    assert not run(128, 3, 128, kind=Subclass)
+    assert not run(512, 40, 32, np.int64)        # integers: no BLAS routine
+
+
+@pytest.mark.parametrize("which", ["a", "b"])
+def test_matmul_add_of_an_ndarray_subclass_operand_takes_the_plain_path(gemm_calls, which):
+    class Subclass(np.ndarray):
+        pass
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((128, 3)), rng.standard_normal((3, 128))
+    c = rng.standard_normal(128)
+    a_in = a.view(Subclass) if which == "a" else a
+    b_in = b.view(Subclass) if which == "b" else b
+    y = numpy_kernels.matmul_add(a_in, b_in, c)
+    assert gemm_calls == []
+    np.testing.assert_allclose(y, a @ b + c, rtol=1e-12, atol=1e-12)
