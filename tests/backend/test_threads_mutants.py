@@ -108,3 +108,102 @@ def test_worker_threads_are_named_daemons(monkeypatch):
         assert all(thread.daemon and thread.name == "autograd-intraop" for thread in workers)
     finally:
         autograd.set_num_threads(previous)
+
+
+@pytest.fixture
+def forced_threads(monkeypatch):
+    """Three threads and no size floor: every pass that can split does, even on tiny arrays."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(3)
+    yield
+    autograd.set_num_threads(previous)
+
+
+def test_a_pass_nested_in_the_callers_own_chunk_runs_serially(forced_threads):
+    """The caller's first chunk splitting a pass of its own finds the workers busy (its own
+    pass holds them) and must run that pass itself, not wait for them: a blocking acquire
+    would wait for ever on the caller's own lock. Run in a helper thread to see a hang."""
+    inner_calls, outer = [], []
+
+    def inner(start, stop):
+        inner_calls.append((start, stop))
+
+    def outer_chunk(start, stop):
+        if start == 0:
+            threads.parallel_for(inner, 9, np.empty(9))
+        outer.extend(range(start, stop))
+
+    runner = threading.Thread(target=threads.parallel_for, args=(outer_chunk, 6, np.empty(6)),
+                              daemon=True)
+    runner.start()
+    runner.join(timeout=10)
+    hung = runner.is_alive()
+    if hung:                      # let it finish (a Lock may be released by any thread), so
+        threads._team.busy.release()      # that the tests after this one are not stuck too
+        runner.join(timeout=10)
+    assert not hung, "the nested pass waited for the workers its caller holds"
+    assert sorted(outer) == list(range(6)) and inner_calls == [(0, 9)]
+
+
+class _Unusable:
+    """A worker of a stopped team: handing it a chunk is the bug."""
+    def start(self, *args):
+        raise AssertionError("a chunk went to a worker of a stopped team")
+
+    def wait(self):
+        return None
+
+
+def test_a_team_stopped_meanwhile_is_not_used(forced_threads):
+    """set_num_threads may replace the team between parallel_for taking it and locking it;
+    a stopped team's workers have ended, so the pass runs in the caller."""
+    stopped = threads._Team(0)
+    stopped.workers = [_Unusable(), _Unusable()]
+    stopped.stopped = True
+    team, threads._team = threads._team, stopped
+    try:
+        calls = []
+        threads.parallel_for(lambda a, b: calls.append((a, b)), 6, np.empty(6))
+    finally:
+        threads._team = team
+    assert calls == [(0, 6)]
+    assert stopped.busy.acquire(blocking=False)          # released again
+    stopped.busy.release()
+
+
+def test_two_threads_split_an_elementwise_pass(monkeypatch):
+    """set_num_threads(2) (this project's 2-core machines) splits a large pass in two."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(2)
+    try:
+        chunks = []
+
+        def negate(out, x):
+            chunks.append(out.shape)
+            np.negative(x, out=out)
+        x = np.arange(12.0).reshape(6, 2)
+        out = threads.elementwise(negate, np.empty_like(x), x)
+    finally:
+        autograd.set_num_threads(previous)
+    np.testing.assert_array_equal(out, -x)
+    assert sorted(chunks) == [(3, 2), (3, 2)]
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 4), (2, 9, 3)])
+def test_an_in_place_elementwise_pass_touches_each_element_once(forced_threads, shape):
+    """out is also an input (the convolution's bias add, ``y += bias``): the chunks must not
+    overlap, or an element would be added twice."""
+    rng = np.random.default_rng(6)
+    y0, bias = rng.standard_normal(shape), rng.standard_normal(shape)
+    y = y0.copy()
+    threads.elementwise(lambda out, a, b: np.add(a, b, out=out), y, y, bias)
+    np.testing.assert_array_equal(y, y0 + bias)
+
+
+def test_a_0d_output_is_computed_in_one_call(forced_threads):
+    """A 0-d out has no axis to split (MIN_PARALLEL_ELEMENTS forced to 1 lets it through)."""
+    out = threads.elementwise(lambda out, x: np.multiply(x, 2, out=out), np.empty(()),
+                              np.array(1.5))
+    assert out.shape == () and out == 3.0
