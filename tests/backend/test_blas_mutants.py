@@ -210,3 +210,19 @@ def test_scipy_gemm_handing_back_a_copy_is_copied_into_c(unloaded, monkeypatch, 
     c = c0.copy()
     assert blas.gemm(a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b + c0, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("m, k, n", [(5, 1, 7), (5, 3, 1), (1, 3, 4), (6, 2, 1), (1, 1, 1),
+                                     (4, 0, 3)])
+@pytest.mark.parametrize("layout", ["c", "f"])
+def test_gemm_of_degenerate_shapes(either_library, m, k, n, layout):
+    """A row or column of length 1 gives a leading dimension of 1 (and k = 0 one of 0, which
+    BLAS must get as 1): c = a @ b + c all the same."""
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    if layout == "f":
+        a, b = np.asfortranarray(a), np.asfortranarray(b)
+    c0 = rng.standard_normal((m, n))
+    c = c0.copy()
+    assert blas.gemm(a, b, c)
+    np.testing.assert_allclose(c, a @ b + c0, rtol=1e-13, atol=1e-13)
