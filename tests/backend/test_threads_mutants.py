@@ -207,3 +207,48 @@ def test_a_0d_output_is_computed_in_one_call(forced_threads):
     out = threads.elementwise(lambda out, x: np.multiply(x, 2, out=out), np.empty(()),
                               np.array(1.5))
     assert out.shape == () and out == 3.0
+
+
+def test_a_pass_that_took_the_team_before_set_num_threads_replaced_it_runs_itself(
+        forced_threads):
+    """The race set_num_threads leaves open, made deterministic: the old team (its workers
+    stopped) is what a pass read before the change; it must be marked stopped, and the pass
+    must run in its caller rather than hand chunks to threads that have ended."""
+    threads.parallel_for(lambda a, b: None, 6, np.empty(6))      # the team of 3 exists
+    old = threads._team
+    autograd.set_num_threads(2)
+    assert old.stopped is True and not any(w.thread.is_alive() for w in old.workers)
+    current, threads._team = threads._team, old
+    calls = []
+    try:
+        runner = threading.Thread(target=threads.parallel_for,
+                                  args=(lambda a, b: calls.append((a, b)), 6, np.empty(6)),
+                                  daemon=True)
+        runner.start()
+        runner.join(timeout=10)
+        hung = runner.is_alive()
+    finally:
+        threads._team = current
+    assert not hung, "a chunk went to a stopped worker"
+    assert calls == [(0, 6)]
+
+
+def test_stopping_the_workers_raises_nothing_in_them(forced_threads, monkeypatch):
+    """A worker told to stop ends cleanly (no exception reported from its thread)."""
+    reported = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: reported.append(args))
+    threads.parallel_for(lambda a, b: None, 6, np.empty(6))
+    workers = [worker.thread for worker in threads._team.workers]
+    autograd.set_num_threads(2)
+    assert not any(thread.is_alive() for thread in workers)
+    assert reported == []
+
+
+def test_first_split_hooks_run_once_in_the_order_they_were_added(monkeypatch):
+    ran = []
+    monkeypatch.setattr(threads, "first_split_hooks", [lambda: ran.append("a"),
+                                                       lambda: ran.append("b"),
+                                                       lambda: ran.append("c")])
+    first = threads._get_team()
+    assert threads._get_team() is first
+    assert ran == ["a", "b", "c"] and threads.first_split_hooks == []
