@@ -185,10 +185,13 @@ def test_two_threads_split_an_elementwise_pass(monkeypatch):
             np.negative(x, out=out)
         x = np.arange(12.0).reshape(6, 2)
         out = threads.elementwise(negate, np.empty_like(x), x)
+        vector = np.arange(7.0)
+        out_1d = threads.elementwise(negate, np.empty_like(vector), vector)
     finally:
         autograd.set_num_threads(previous)
     np.testing.assert_array_equal(out, -x)
-    assert sorted(chunks) == [(3, 2), (3, 2)]
+    np.testing.assert_array_equal(out_1d, -vector)
+    assert sorted(chunks) == [(3,), (3, 2), (3, 2), (4,)]
 
 
 @pytest.mark.parametrize("shape", [(7,), (5, 4), (2, 9, 3)])
