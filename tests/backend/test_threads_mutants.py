@@ -255,3 +255,34 @@ def test_first_split_hooks_run_once_in_the_order_they_were_added(monkeypatch):
     first = threads._get_team()
     assert threads._get_team() is first
     assert ran == ["a", "b", "c"] and threads.first_split_hooks == []
+
+
+def test_a_small_pass_runs_in_one_call_at_two_threads(monkeypatch):
+    """Below MIN_PARALLEL_ELEMENTS a pass is not split, whatever the thread count (mutmut's
+    runs set OMP_NUM_THREADS=1, so the suite's own test of this ran at one thread)."""
+    previous = autograd.get_num_threads()
+    autograd.set_num_threads(2)
+    try:
+        calls = []
+        threads.parallel_for(lambda a, b: calls.append((a, b, threading.get_ident())), 8,
+                             np.empty(8))
+    finally:
+        autograd.set_num_threads(previous)
+    assert calls == [(0, 8, threading.get_ident())]
+
+
+def test_ascontiguousarray_copies_a_numpy_view_through_the_split_copy(monkeypatch):
+    """A strided NumPy view is copied by threads.copy into a cached buffer (split across the
+    threads when large); a contiguous one comes back as itself."""
+    copies = []
+    real = threads.copy
+
+    def recorded(destination, source):
+        copies.append(source.shape)
+        return real(destination, source)
+    monkeypatch.setattr(threads, "copy", recorded)
+    source = np.arange(24.0).reshape(4, 6)
+    result = threads.ascontiguousarray(source.T)
+    assert copies == [(6, 4)] and result.flags.c_contiguous
+    np.testing.assert_array_equal(result, source.T)
+    assert threads.ascontiguousarray(source) is source and copies == [(6, 4)]
