@@ -147,3 +147,12 @@ def test_the_run_copies_the_examples_and_the_docs_the_tests_read():
     settings = load_tool().mutmut_settings(["autograd/singa/names.py"], ["tests/singa"], [])
     assert 'also_copy = ["examples", "docs"]' in settings
     assert "tests/singa/test_main.py" in settings           # deselected: another folder
+
+
+def test_the_run_keeps_one_blas_thread_but_two_of_autograds_own_unless_told():
+    env = load_tool().run_environment({"PYTHONPATH": "/elsewhere", "OMP_NUM_THREADS": "4",
+                                       "HOME": "/root"})
+    assert "PYTHONPATH" not in env and env["HOME"] == "/root"
+    assert env["OMP_NUM_THREADS"] == "4" and env["OPENBLAS_NUM_THREADS"] == "1"
+    assert env["AUTOGRAD_NUM_THREADS"] == "2"       # else autograd reads OMP's 1: no split
+    assert load_tool().run_environment({"AUTOGRAD_NUM_THREADS": "3"})["AUTOGRAD_NUM_THREADS"] == "3"

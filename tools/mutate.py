@@ -359,17 +359,27 @@ def print_table(table, keep):
         (keep / "summary.json").write_text(json.dumps(table, indent=1), encoding="utf-8")
 
 
-def run_mutmut(args, workdir, modules, chosen=(), report=None):
-    """Run mutmut in ``workdir`` (the ``chosen`` mutants, else all or ``--sample``), then print
-    the scores per module and the survivors' diffs; the totals go into ``report``."""
-    chosen = list(chosen)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # mutants/ must win
+def run_environment(environ):
+    """The environment mutmut runs in: ``environ`` less PYTHONPATH, with the thread counts set
+    where ``environ`` leaves them unset."""
+    env = {k: v for k, v in environ.items() if k != "PYTHONPATH"}   # mutants/ must win
     # mutmut forks a child per mutant from a process that has run tests: a thread pool the
     # parent started (OpenBLAS's, torch's OpenMP team in the PyTorch cross-checks) is gone in
     # the child, whose next parallel call then waits for it for ever (seen: gomp_team_barrier
     # in a torch test). One thread each keeps every pool from starting.
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(variable, "1")
+    # autograd would read OMP_NUM_THREADS=1 too and never split a pass: its own team (Python
+    # threads, rebuilt after a fork) keeps two, so the split paths' mutants meet their tests
+    env.setdefault("AUTOGRAD_NUM_THREADS", "2")
+    return env
+
+
+def run_mutmut(args, workdir, modules, chosen=(), report=None):
+    """Run mutmut in ``workdir`` (the ``chosen`` mutants, else all or ``--sample``), then print
+    the scores per module and the survivors' diffs; the totals go into ``report``."""
+    chosen = list(chosen)
+    env = run_environment(os.environ)
     start = time.perf_counter()
     command = ["nice", "-n", str(args.nice), "mutmut", "run", "--max-children", str(args.jobs)]
     if args.sample and not chosen:
