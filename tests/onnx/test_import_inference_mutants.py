@@ -158,3 +158,118 @@ def test_a_fused_concat_of_fallback_parts_matches_onnxruntime():
     with autograd.no_grad():
         ours = net(x).to_numpy()
     np.testing.assert_allclose(ours, _onnxruntime(proto, x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture
+def fused_calls(monkeypatch):
+    """(relu, residual given, out given) of every call of the fused convolution kernel."""
+    calls = []
+    original = convolution.inference_forward
+
+    def spy(x, W, b, geometry, pads, relu=False, out=None, residual=None):
+        calls.append((relu, residual is not None, out is not None))
+        return original(x, W, b, geometry, pads, relu, out=out, residual=residual)
+    monkeypatch.setattr(convolution, "inference_forward", spy)
+    return calls
+
+
+def _resnet_end(groups=1, seed=7, shortcut="x"):
+    """y = relu(conv3x3(x; groups) + b + shortcut), 4 channels in and out."""
+    rng = np.random.default_rng(seed)
+    arrays = {"W": rng.standard_normal((4, 4 // groups, 3, 3)) * 0.4,
+              "b": rng.standard_normal(4)}
+    nodes = [helper.make_node("Conv", ["x", "W", "b"], ["c"], pads=[1, 1, 1, 1], group=groups,
+                              strides=[1, 1]),
+             helper.make_node("Add", ["c", shortcut], ["a"]),
+             helper.make_node("Relu", ["a"], ["y"])]
+    return _graph_model(nodes, ["N", 4, 5, 6], arrays)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv_add_relu_runs_as_one_fused_call_with_the_shortcut(fused_calls, groups):
+    """The shortcut (the graph input x, its shape and dtype those of the conv's output) goes
+    to the kernel with the ReLU: one call. A grouped conv keeps its groups on this path."""
+    proto = _resnet_end(groups)
+    net = autograd.onnx.load(proto)
+    x = np.random.default_rng(8).standard_normal((3, 4, 5, 6)).astype(np.float32)
+    with autograd.no_grad():
+        ours = net(x).to_numpy()
+    assert fused_calls == [(True, True, False)]
+    np.testing.assert_allclose(ours, _onnxruntime(proto, x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours, net(x).to_numpy(), rtol=1e-5, atol=1e-6)   # recorded
+
+
+def test_a_grouped_conv_relu_fused_matches_onnxruntime(fused_calls):
+    rng = np.random.default_rng(9)
+    arrays = {"W": rng.standard_normal((6, 1, 3, 3)), "b": rng.standard_normal(6)}
+    nodes = [helper.make_node("Conv", ["x", "W", "b"], ["c"], group=3, strides=[2, 1]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    proto = _graph_model(nodes, ["N", 3, 7, 6], arrays)
+    x = rng.standard_normal((2, 3, 7, 6)).astype(np.float32)
+    with autograd.no_grad():
+        ours = autograd.onnx.load(proto)(x).to_numpy()
+    assert fused_calls == [(True, False, False)]
+    np.testing.assert_allclose(ours, _onnxruntime(proto, x), rtol=1e-5, atol=1e-5)
+
+
+def test_a_shortcut_of_another_dtype_is_refused_as_in_the_recorded_pass(fused_calls):
+    """A float64 shortcut beside a float32 conv: not the kernel's (it would add in x's dtype
+    silently); the unfused Add refuses to mix them, as a recording pass does."""
+    proto = _resnet_end(shortcut="s")
+    proto.graph.input.append(helper.make_tensor_value_info("s", TensorProto.DOUBLE,
+                                                           ["N", 4, 5, 6]))
+    net = autograd.onnx.load(proto)
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((2, 4, 5, 6)).astype(np.float32)
+    s = rng.standard_normal((2, 4, 5, 6))
+    messages = []
+    for record in (True, False):
+        with pytest.raises(TypeError) as caught:
+            with autograd.enable_grad() if record else autograd.no_grad():
+                net(x, s)
+        messages.append(str(caught.value))
+    assert fused_calls == []
+    assert messages[0] == messages[1] == ("Add: cannot mix float32 and float64 inputs; cast "
+                                          "one explicitly with as_type()")
+
+
+def test_a_constant_shortcut_takes_the_unfused_path(fused_calls):
+    """A shortcut folded at load is an array, not a Tensor: the conv runs unfused."""
+    proto = _resnet_end(shortcut="k")
+    k = np.random.default_rng(11).standard_normal((1, 4, 5, 6)).astype(np.float32)
+    proto.graph.node.insert(0, helper.make_node("Constant", [], ["k"],
+                                                value=numpy_helper.from_array(k)))
+    net = autograd.onnx.load(proto)
+    x = np.random.default_rng(12).standard_normal((1, 4, 5, 6)).astype(np.float32)
+    with autograd.no_grad():
+        ours = net(x).to_numpy()
+    assert fused_calls == []
+    np.testing.assert_allclose(ours, _onnxruntime(proto, x), rtol=1e-5, atol=1e-5)
+
+
+def test_a_lone_conv_is_one_fused_call_and_a_1d_conv_is_not(fused_calls):
+    proto = _graph_model([helper.make_node("Conv", ["x", "W"], ["y"])], ["N", 2, 4, 4],
+                         {"W": np.ones((3, 2, 1, 1))})
+    x = np.random.default_rng(13).standard_normal((2, 2, 4, 4)).astype(np.float32)
+    with autograd.no_grad():
+        ours = autograd.onnx.load(proto)(x).to_numpy()
+    assert fused_calls == [(False, False, False)]
+    np.testing.assert_allclose(ours, np.repeat(x.sum(1, keepdims=True), 3, 1), rtol=1e-6)
+    proto = _graph_model([helper.make_node("Conv", ["x", "W"], ["y"])], ["N", 2, 4],
+                         {"W": np.ones((3, 2, 1))})
+    with autograd.no_grad():
+        ours = autograd.onnx.load(proto)(x[:, :, 0]).to_numpy()
+    assert len(fused_calls) == 1                       # a sequence: the unfused path
+    np.testing.assert_allclose(ours, np.repeat(x[:, :, 0].sum(1, keepdims=True), 3, 1),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_the_conv_geometry_messages_name_the_conv_in_either_pass(record):
+    proto = _graph_model([helper.make_node("Conv", ["x", "W"], ["y"], strides=[0, 1])],
+                         ["N", 2, 5, 5], {"W": np.ones((2, 2, 3, 3))})
+    net = autograd.onnx.load(proto)
+    with pytest.raises(ValueError) as caught:
+        with autograd.enable_grad() if record else autograd.no_grad():
+            net(np.ones((1, 2, 5, 5), np.float32))
+    assert str(caught.value) == "Conv: stride must be positive, got [0, 1]"
