@@ -28,7 +28,7 @@ def _resize_model(x_shape, scales=None, sizes=None, opset=19, op_type="Resize", 
         else:
             inputs.append(name)
             initializers.append(numpy_helper.from_array(np.asarray(value, dtype), name))
-    if op_type == "Upsample":
+    if op_type == "Upsample" or opset == 10:
         inputs = ["x", "scales"]
     while inputs and inputs[-1] == "":
         inputs.pop()
@@ -144,3 +144,64 @@ def test_resize_with_neither_scales_nor_sizes_says_so():
         net(_image((1, 1, 2, 2)))
     assert str(caught.value) == ("autograd.onnx: Resize node 'up' has neither scales nor "
                                  "sizes")
+
+
+def test_resize_opset_10_and_upsample_opsets_7_and_9_are_asymmetric_floor():
+    x = _image((1, 2, 3, 4))
+    proto = _resize_model(x.shape, scales=[1, 1, 2.5, 1.5], opset=10, mode="nearest")
+    assert _check(proto, x, evaluator=False).shape == (1, 2, 7, 6)
+    proto = _resize_model(x.shape, scales=[1, 1, 2, 3], opset=9, op_type="Upsample",
+                          mode="nearest")
+    ours = _check(proto, x, evaluator=False)
+    np.testing.assert_array_equal(ours, x.repeat(2, axis=2).repeat(3, axis=3))
+    node = helper.make_node("Upsample", ["x"], ["y"], mode="nearest", scales=[1.0, 1.0, 2.0,
+                                                                              1.5])
+    graph = helper.make_graph(
+        [node], "up7", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    ours = autograd.onnx.load(proto)(x).to_numpy()
+    np.testing.assert_array_equal(ours, x.repeat(2, axis=2)[:, :, :, [0, 0, 1, 2, 2, 3]])
+
+
+def test_resize_of_some_axes_only_opset_18():
+    x = _image((1, 2, 3, 4))
+    proto = _resize_model(x.shape, sizes=[5, 2], opset=18, mode="nearest", axes=[-1, 2],
+                          coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    assert _check(proto, x, evaluator=False).shape == (1, 2, 2, 5)     # (negative axes)
+    proto = _resize_model(x.shape, scales=[2.0], opset=18, mode="nearest", axes=[1])
+    assert _check(proto, x).shape == (1, 4, 3, 4)
+
+
+@pytest.mark.parametrize("attributes, message", [
+    ({"mode": "linear"}, "mode 'linear' with 'half_pixel' is not supported (nearest is)"),
+    ({"mode": "cubic", "coordinate_transformation_mode": "asymmetric"},
+     "mode 'cubic' with 'asymmetric' is not supported (nearest is)"),
+    ({"coordinate_transformation_mode": "tf_crop_and_resize"},
+     "mode 'nearest' with 'tf_crop_and_resize' is not supported (nearest is)"),
+    ({"antialias": 1}, "attribute antialias is not supported"),
+    ({"keep_aspect_ratio_policy": "not_larger"},
+     "attribute keep_aspect_ratio_policy is not supported"),
+])
+def test_unsupported_resize_modes_are_refused_word_for_word(attributes, message):
+    proto = _resize_model((1, 1, 2, 2), scales=[1, 1, 2, 2], **attributes)
+    proto.graph.node[0].name = "r"
+    with pytest.raises(NotImplementedError) as caught:
+        autograd.onnx.load(proto)(_image((1, 1, 2, 2)))
+    assert str(caught.value) == "autograd.onnx: Resize node 'r': " + message
+
+
+def test_a_default_resize_is_nearest_half_pixel_round_prefer_floor():
+    x = _image((1, 1, 4, 5))
+    proto = _resize_model(x.shape, sizes=[1, 1, 7, 3])
+    _check(proto, x)
+
+
+def test_linear_upsample_is_refused_word_for_word():
+    proto = _resize_model((1, 1, 2, 2), scales=[1, 1, 2, 2], opset=9, op_type="Upsample",
+                          mode="linear")
+    proto.graph.node[0].name = "u"
+    with pytest.raises(NotImplementedError) as caught:
+        autograd.onnx.load(proto)(_image((1, 1, 2, 2)))
+    assert str(caught.value) == ("autograd.onnx: Upsample node 'u': mode 'linear' is not "
+                                 "supported (nearest is)")
