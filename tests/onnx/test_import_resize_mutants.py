@@ -195,6 +195,10 @@ def test_a_default_resize_is_nearest_half_pixel_round_prefer_floor():
     x = _image((1, 1, 4, 5))
     proto = _resize_model(x.shape, sizes=[1, 1, 7, 3])
     _check(proto, x)
+    # the supported values given explicitly are accepted
+    proto = _resize_model(x.shape, sizes=[1, 1, 7, 3], keep_aspect_ratio_policy="stretch",
+                          antialias=0)
+    _check(proto, x)
 
 
 def test_linear_upsample_is_refused_word_for_word():
