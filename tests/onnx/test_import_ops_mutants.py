@@ -257,3 +257,20 @@ def test_static_and_statistics_input_names():
                  "BatchNormalization", ["z", "g", "b", "m", "v"], ["w"]))]
     assert import_ops.static_input_names(nodes) == {"s", "e", "st"}
     assert import_ops.statistics_input_names(nodes) == {"m", "v"}
+
+
+@pytest.mark.parametrize("op_type, expected", [("Div", 1.5), ("Sub", 2.0), ("Pow", 36.0),
+                                               ("Add", 10.0), ("Mul", 24.0)])
+def test_binary_nodes_of_two_float_constants_fold_with_numpy(op_type, expected):
+    nodes = [helper.make_node("Constant", [], ["a"], value_float=6.0),
+             helper.make_node("Constant", [], ["b"], value_float=4.0 if op_type != "Pow"
+                              else 2.0),
+             helper.make_node(op_type, ["a", "b"], ["y"])]
+    if op_type == "Sub":
+        nodes[1] = helper.make_node("Constant", [], ["b"], value_float=4.0)
+    graph = helper.make_graph(nodes, "g", [], [helper.make_empty_tensor_value_info("y")])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    net = autograd.onnx.load(proto)
+    assert net.nodes == []
+    y = net().to_numpy()
+    assert y.dtype == np.float32 and y == expected
