@@ -273,3 +273,17 @@ def test_the_conv_geometry_messages_name_the_conv_in_either_pass(record):
         with autograd.enable_grad() if record else autograd.no_grad():
             net(np.ones((1, 2, 5, 5), np.float32))
     assert str(caught.value) == "Conv: stride must be positive, got [0, 1]"
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_a_fused_conv_with_auto_pad_pads_by_its_input_size(fused_calls, auto_pad):
+    """SAME pads depend on the input's height and width (7 x 6, stride 2, 3 x 2 kernel)."""
+    rng = np.random.default_rng(14)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], auto_pad=auto_pad, strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    proto = _graph_model(nodes, ["N", 2, 7, 6], {"W": rng.standard_normal((3, 2, 3, 2))})
+    x = rng.standard_normal((2, 2, 7, 6)).astype(np.float32)
+    with autograd.no_grad():
+        ours = autograd.onnx.load(proto)(x).to_numpy()
+    assert fused_calls == [(True, False, False)]
+    np.testing.assert_allclose(ours, _onnxruntime(proto, x), rtol=1e-5, atol=1e-5)
