@@ -219,3 +219,28 @@ def test_expand_and_tile():
     check("Expand", X[:, :1], {"shape": np.int64([3, 2, 5, 4])})
     check("Expand", X, {"shape": np.int64([3, 1])})
     check("Tile", X, {"repeats": np.int64([1, 2, 3])})
+
+
+@pytest.mark.parametrize("op_type", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"])
+def test_reductions_of_a_tensor_stay_on_the_tape(op_type):
+    """loss = sum(Reduce(x * W, axis 1) * u): W's gradient against the NumPy formula (a
+    reduction computed on the arrays would give the same values and no gradient)."""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(X.shape).astype(np.float32)
+    u = rng.standard_normal((2, 1, 4))
+    nodes = [helper.make_node("Mul", ["x", "W"], ["z"]),
+             helper.make_node(op_type, ["z", "axes"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, X.shape)],
+        [helper.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.int64([1]), "axes")])
+    net = autograd.onnx.load(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 18)]))
+    y = net(X)
+    loss = autograd.sum(autograd.mul(y, autograd.Tensor(data=u.astype(np.float32))))
+    gradients = {id(p): g.to_numpy() for p, g in autograd.backward(loss)}
+    z = X.astype(np.float64) * w
+    dz = {"ReduceSum": np.broadcast_to(u, z.shape), "ReduceMean": np.broadcast_to(u / 3, z.shape),
+          "ReduceMax": (z == z.max(1, keepdims=True)) * u,
+          "ReduceMin": (z == z.min(1, keepdims=True)) * u}[op_type]
+    np.testing.assert_allclose(gradients[id(net.weights["W"])], dz * X, rtol=1e-5, atol=1e-6)
