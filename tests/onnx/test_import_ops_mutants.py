@@ -274,3 +274,18 @@ def test_binary_nodes_of_two_float_constants_fold_with_numpy(op_type, expected):
     assert net.nodes == []
     y = net().to_numpy()
     assert y.dtype == np.float32 and y == expected
+
+
+@pytest.mark.parametrize("op_type, expected", [("Sum", [5, 1, 9]), ("Mean", [2.5, 0.5, 4.5]),
+                                               ("Max", [4, 2, 6]), ("Min", [1, -1, 3])])
+def test_n_ary_nodes_of_constants_fold_with_numpy(op_type, expected):
+    nodes = [helper.make_node("Constant", [], ["a"], value_floats=[1.0, 2.0, 3.0]),
+             helper.make_node("Constant", [], ["b"], value_floats=[4.0, -1.0, 6.0]),
+             helper.make_node(op_type, ["a", "b"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [], [helper.make_empty_tensor_value_info("y")])
+    net = autograd.onnx.load(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 15)]))
+    assert net.nodes == []
+    y = net().to_numpy()
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, expected)
