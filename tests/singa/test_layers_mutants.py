@@ -261,3 +261,13 @@ def test_device_and_dtype_checks_move_only_the_later_mismatched_tensors(singa):
     kept = c.data
     layer.dtype_check(a, b, c)
     assert a.dtype == np.float64 and b.dtype == np.float64 and c.data is kept
+
+
+def test_the_ignored_seq_lengths_warning_points_at_the_programs_call(singa):
+    """The warning names the line that called the layer (stacklevel 4: _masks, forward,
+    Layer.__call__, the caller), not autograd/layers/base.py."""
+    x = Tensor(data=np.ones((2, 3, 2), np.float32))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        layers.CudnnRNN(2)(x, seq_lengths=Tensor(data=np.array([3, 2], np.int32)))
+    assert len(caught) == 1 and caught[0].filename == __file__
