@@ -86,6 +86,14 @@ def test_dir_lists_the_targets_and_the_extras(singa):
     assert {"Tensor", "zeros", "to_numpy", "PlaceHolder", "float16", "gt"} <= set(listed)
     assert set(dir(autograd.tensor)) <= set(listed)
     assert "NcclIdHolder" in dir(singa_wrap) and "Tensor" not in dir(singa_wrap)
+    assert {"_target", "_extras", "__name__"} <= set(listed)          # the proxy's own names
+
+
+def test_dir_of_the_package_lists_its_own_names_and_nothing_of_none(singa):
+    import singa.tensor  # noqa: F401   (the import system sets singa.tensor on the proxy)
+    listed = dir(singa)
+    assert "tensor" in listed and "__doc__" in listed and "_extras" in listed
+    assert "__bool__" not in listed                  # singa has no target: not dir(None)
 
 
 def test_assignments_reach_the_target_only_for_its_existing_plain_names(singa):

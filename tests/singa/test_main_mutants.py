@@ -133,3 +133,15 @@ def _frames(tb):
     while tb is not None:
         yield tb
         tb = tb.tb_next
+
+
+def test_a_program_with_a_latin1_coding_cookie_runs(tmp_path, saved_interpreter_state):
+    """The file is read as bytes, so compile() honours its coding declaration (text mode would
+    decode it as UTF-8 and fail on the latin-1 byte)."""
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    program = folder / "prog.py"
+    program.write_bytes(b"# -*- coding: latin-1 -*-\nimport sys\n"
+                        b"sys.modules['autograd.singa.__main__'].LAST = '\xe9t\xe9'\n")
+    assert runner.main([str(program)]) == 0
+    assert runner.LAST == "\u00e9t\u00e9"

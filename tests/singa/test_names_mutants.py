@@ -132,7 +132,7 @@ def test_comparisons_keep_the_tensors_dtype_and_name_themselves(singa):
 def test_placeholder_is_a_zero_input_of_its_shape_dtype_and_device(singa):
     from singa import tensor
     p = tensor.PlaceHolder([2, 3])
-    assert p.shape == (2, 3) and p.dtype == np.float32 and not p.requires_grad
+    assert p.shape == (2, 3) and p.dtype == np.float32 and p.requires_grad is False
     np.testing.assert_array_equal(p.to_numpy(), np.zeros((2, 3)))
     q = tensor.PlaceHolder((4,), device=autograd.device.cpu(), dtype=np.float64)
     assert q.dtype == np.float64 and q.device is autograd.device.cpu()
