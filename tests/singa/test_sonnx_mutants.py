@@ -83,12 +83,11 @@ def test_prepare_reads_a_path_and_takes_devices(tmp_path, monkeypatch):
     sonnx.save(proto, path)
     loaded = sonnx.load(path)
     assert loaded.graph.name == "hand" and len(loaded.graph.node) == 5
-    sonnx.save(proto, str(tmp_path / "hand.txt"), "textproto")        # onnx.save's format
-    assert (tmp_path / "hand.txt").read_text().lstrip().startswith("ir_version")
-    assert sonnx.load(str(tmp_path / "hand.txt"), "textproto").graph.name == "hand"
-    sonnx.save(proto, str(tmp_path / "ext.onnx"), save_as_external_data=True,
-               location="ext.bin", size_threshold=0, convert_attribute=True)   # options
-    assert (tmp_path / "ext.bin").exists()
+    for name, args, kwargs in (("a.bin", ("textproto",), {}),              # onnx.save's format,
+                               ("b.bin", (), {"format": "textproto"})):    # by position or name
+        sonnx.save(proto, str(tmp_path / name), *args, **kwargs)
+        assert (tmp_path / name).read_bytes().lstrip().startswith(b"ir_version")
+        assert sonnx.load(str(tmp_path / name), *args, **kwargs).graph.name == "hand"
     rep = sonnx.prepare(path, device=None, ignored=True)
     assert rep.layer_outputs == [["sum"], ["relu"], ["drop"], ["y"]]
     np.testing.assert_allclose(rep.run([X])[0].to_numpy(), -np.maximum(X + c, 0))
