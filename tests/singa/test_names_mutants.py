@@ -186,8 +186,28 @@ def test_compile_names_the_tensors(singa):
             return self.fc(x)
 
     net = Net()
-    net.compile([Tensor(shape=(1, 3))], is_train=False, use_graph=False)
+    net.eval()
+    net.compile([Tensor(shape=(1, 3))])          # SINGA's defaults: train, no graph, not sequential
     assert net.fc.W.name == "fc.W" and net.fc.b.name == "fc.b"
+    assert net.training is True and net.graph_step is None and net.sequential is False
+
+
+def test_model_calls_pass_keyword_arguments_in_eval_and_training(singa):
+    from singa import model
+
+    class Scaled(model.Model):
+        def forward(self, x, scale=1.0):
+            return x * scale
+
+        def train_one_batch(self, x, scale=1.0):
+            return self.forward(x, scale=scale) + 1.0
+
+    net = Scaled()
+    x = Tensor(data=np.array([2.0]))
+    net.eval()
+    np.testing.assert_array_equal(net(x, scale=3.0).to_numpy(), [6.0])
+    net.train()
+    np.testing.assert_array_equal(net(x, scale=3.0).to_numpy(), [7.0])
 
 
 def test_create_cpu_device_and_the_extras_tables(singa):
