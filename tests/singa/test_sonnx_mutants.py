@@ -52,7 +52,7 @@ def test_layers_leave_out_constants_and_empty_output_names():
 
 def test_last_layers_outside_the_graph_is_named_word_for_word():
     rep = sonnx.prepare(hand_graph()[0])
-    for k in (4, 7):
+    for k in (4, 5, 7):
         with pytest.raises(ValueError) as info:
             rep.output_names(k)
         assert str(info.value) == f"sonnx: last_layers={k} is outside the graph's 4 nodes"
@@ -135,3 +135,19 @@ def test_to_onnx_takes_one_tensor_skips_non_tensors_and_names_the_graph(singa):
     np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-5, atol=1e-6)
     named = sonnx.to_onnx((x,), (y, y * 2.0), model_name="mine")
     assert named.graph.name == "mine" and len(named.graph.output) == 2
+
+
+def test_the_graphs_outputs_are_the_last_layers_and_a_device_object_is_used():
+    """last_layers == count - 1 gives the graph's outputs (here two, where the last node makes
+    one); a Device given to prepare (or SingaRep's default) is the one the graph runs on."""
+    proto, c = hand_graph()
+    proto.graph.output.append(helper.make_tensor_value_info("sum", TensorProto.FLOAT, [2, 3]))
+    rep = sonnx.prepare(proto)
+    assert rep.output_names(3) == ["y", "sum"] and rep.output_names() == ["y", "sum"]
+    assert rep.output_names(-2) == ["y"]                 # index 3 by the formula: its node only
+    y, total = rep.run([X], last_layers=3)
+    np.testing.assert_allclose(total.to_numpy(), X + c)
+    own = autograd.device.Device("cpu", 7, np)
+    assert own is not autograd.device.get_default_device()
+    assert sonnx.prepare(proto, device=own).model.device is own
+    assert sonnx.SingaRep(proto).model.device is autograd.device.get_default_device()
