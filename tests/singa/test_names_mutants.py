@@ -121,7 +121,7 @@ def test_comparisons_keep_the_tensors_dtype_and_name_themselves(singa):
     from singa import tensor
     a = Tensor(data=np.array([0.0, 1.0, 2.0]))
     got = tensor.ge(a, Tensor(data=np.array([1.0, 1.0, 1.0])))
-    assert got.dtype == np.float64 and got.device is a.device and not got.requires_grad
+    assert got.dtype == np.float64 and got.device is a.device and got.requires_grad is False
     np.testing.assert_array_equal(got.to_numpy(), [0.0, 1.0, 1.0])
     np.testing.assert_array_equal(tensor.lt(a, 1).to_numpy(), [1.0, 0.0, 0.0])
     assert tensor.gt.__name__ == "gt"
