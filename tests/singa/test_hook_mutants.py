@@ -168,3 +168,13 @@ def test_uninstall_without_the_hook_clears_the_cpu_flag():
 def test_one_element_truth_is_its_value_under_the_hook(singa):
     assert bool(Tensor(data=np.float32(3.0))) and not bool(Tensor(data=np.float32(0.0)))
     assert bool(Tensor(data=np.zeros((2, 1), np.float32)))
+
+
+def test_all_of_a_target_without_one_is_the_extras_and_dunders_are_not_forwarded(singa):
+    proxy = hook.SingaModule("singa.made_up", types.ModuleType("plain"), {"b": 1, "a": 2})
+    assert proxy.__all__ == ["a", "b"]
+    from singa import tensor
+    assert autograd.tensor.__file__
+    with pytest.raises(AttributeError) as info:
+        tensor.__file__                           # the target has one; the proxy does not pass it
+    assert str(info.value) == "__file__"

@@ -274,3 +274,24 @@ def test_the_ignored_seq_lengths_warning_points_at_the_programs_call(singa):
         warnings.simplefilter("always")
         layers.CudnnRNN(2)(x, seq_lengths=Tensor(data=np.array([3, 2], np.int32)))
     assert len(caught) == 1 and caught[0].filename == __file__
+
+
+def test_singa_state_shapes_and_arguments_in_messages_and_defaults(singa):
+    rnn, lstm = layers.RNN(2, 3), layers.LSTM(2, 3)
+    with pytest.raises(ValueError) as info:
+        rnn([3])                                         # no shape: shown as ()
+    assert str(info.value) == ("RNN(2->3): expected a non-empty list of (batch, 2) Tensors, "
+                               "got ['()']")
+    with pytest.raises(ValueError) as info:
+        lstm([Tensor(shape=(4, 2))], (Tensor(shape=(3, 3)), 5))
+    assert str(info.value) == ("LSTM(2->3): expected (h0, c0) of shape (4, 3), got "
+                               "['(3, 3)', '()']")
+    x = np.random.default_rng(4).standard_normal((5, 2)).astype(np.float32)
+    out, h, c = lstm([Tensor(data=x)])                    # zero states of the input's batch
+    assert h.shape == (5, 3) and c.shape == (5, 3)
+    want = cell("lstm", lstm, x, (np.zeros((5, 3)), np.zeros((5, 3))))
+    np.testing.assert_allclose(h.to_numpy(), want[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match=r"^singa\.layer\.LSTM: bidirectional=True"):
+        layers.LSTM(2, 3, bidirectional=True)
+    plain = layers.LSTM(2, 3, bias=False)
+    assert plain.b_ih is None and plain.b_hh is None

@@ -162,3 +162,9 @@ def test_a_deep_chain_is_walked_without_recursion(noted):
         y = autograd.relu(y)
     calls, _ = calls_between([x], [y])
     assert len(calls) == 3000 and calls[0][1][0] is x
+
+
+def test_an_output_that_is_a_plain_input_stands_for_itself(noted):
+    x = Tensor(data=np.ones(2))
+    calls, values = calls_between([x], [x])
+    assert calls == [] and values[0] is x
