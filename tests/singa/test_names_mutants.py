@@ -235,3 +235,10 @@ def test_distopt_messages_word_for_word_and_default_bucket():
         default = distributed.DistOpt(autograd.opt.SGD(lr=0.1))
         given = distributed.DistOpt(autograd.opt.SGD(lr=0.1), None, 0, 1, buffSize="10")
     assert default.bucket_bytes == 4194304 * 4 and given.bucket_bytes == 40
+
+
+def test_placeholder_keeps_a_given_device(singa):
+    """A second CPU Device object stands for another device (GPU-free): the result is on it."""
+    from singa import tensor
+    own = autograd.device.Device("cpu", 7, np)
+    assert tensor.PlaceHolder((2,), device=own).device is own
