@@ -73,6 +73,8 @@ def test_losses_keep_their_names_docs_and_values(singa):
     got = loss(x, t)
     assert got.shape == (1,)
     np.testing.assert_allclose(got.to_numpy(), [((1.0 - 0.0) ** 2 + (3.0 - 1.0) ** 2) / 2])
+    by_name = loss(x, t=t)                              # keyword arguments reach the loss too
+    np.testing.assert_allclose(by_name.to_numpy(), got.to_numpy())
 
 
 def test_backward_keeps_the_graph_for_a_second_walk(singa):
