@@ -85,16 +85,18 @@ def test_the_sweep_keeps_live_entries_and_doubles_past_them(noted):
 
 
 def test_the_table_is_swept_only_past_its_threshold(noted):
+    """Only live entries (a freed Tensor's id may be reused at once, which would hide an entry):
+    a sweep shows as the threshold reset to 1024."""
     x = Tensor(data=np.ones(2))
-    autograd.relu(x)                                     # a dead entry
-    gc.collect()
+    alive = [autograd.relu(x) for _ in range(3)]
     count = len(provenance._made)
+    assert count + 1 < 1024
     provenance._sweep_at[0] = count + 1
     try:
-        kept = autograd.relu(x)                           # now count + 1 entries: not past it
-        assert len(provenance._made) == count + 1
-        more = autograd.relu(kept)                        # count + 2 > count + 1: swept
-        assert len(provenance._made) < count + 2 and made_by(more) is not None
+        alive.append(autograd.relu(x))                    # count + 1 entries: not past it
+        assert len(provenance._made) == count + 1 and provenance._sweep_at[0] == count + 1
+        alive.append(autograd.relu(x))                    # count + 2 > count + 1: swept
+        assert provenance._sweep_at[0] == 1024 and len(provenance._made) == count + 2
     finally:
         provenance._sweep_at[0] = 1024
 
