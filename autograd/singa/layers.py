@@ -207,7 +207,7 @@ class CudnnRNN(Layer):
             if seq_lengths is not None and not getattr(self, "_told", False):
                 self._told = True
                 warnings.warn("singa.layer.CudnnRNN: seq_lengths is ignored without "
-                              "use_mask=True (as in SINGA)", RuntimeWarning, stacklevel=3)
+                              "use_mask=True (as in SINGA)", RuntimeWarning, stacklevel=4)
             return None
         if not isinstance(seq_lengths, Tensor):
             raise TypeError(f"singa.layer.CudnnRNN: use_mask needs seq_lengths, an integer "
