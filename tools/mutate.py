@@ -83,6 +83,8 @@ UNDER_TRAMPOLINE = [
     "tests/test_anomaly.py::test_detect_anomaly_names_the_op_in_a_backward_and_restores_the_mode",
     # a warning's stacklevel counts the trampoline's frame too
     "tests/opt/test_forgotten_step.py::test_a_forgotten_step_with_a_schedule_warns_once_naming_the_fix",
+    "tests/singa/test_layers_mutants.py::"
+    "test_the_ignored_seq_lengths_warning_points_at_the_programs_call",
     # counts page faults in a subprocess that imports the mutated tree (every function's
     # mutants: many times the code): 0 faults there against 749 in the work tree, as if that
     # import had raised glibc's dynamic mmap threshold already

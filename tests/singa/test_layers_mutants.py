@@ -2,7 +2,6 @@
 survivors of the full mutation run killed here, each against a NumPy loop written in the test
 (every rnn_mode, stacked and bidirectional, given states, broadcast batches), or a message word
 for word."""
-import os
 import warnings
 
 import numpy as np
@@ -264,8 +263,6 @@ def test_device_and_dtype_checks_move_only_the_later_mismatched_tensors(singa):
     assert a.dtype == np.float64 and b.dtype == np.float64 and c.data is kept
 
 
-@pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ,
-                    reason="mutmut's trampoline adds frames between the caller and forward")
 def test_the_ignored_seq_lengths_warning_points_at_the_programs_call(singa):
     """The warning names the line that called the layer (stacklevel 4: _masks, forward,
     Layer.__call__, the caller), not autograd/layers/base.py."""
