@@ -8,8 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import autograd
-from autograd.backend import convolution, threads, winograd
+from autograd.backend import convolution, winograd
 from autograd.backend.layout import is_batch_last
 from autograd.geometry import ConvGeometry
 from tests.layouts import stored_batch_last
@@ -346,16 +345,6 @@ def test_dx_is_a_convolution_of_dy_exactly_where_the_rule_says(monkeypatch, name
     by_convolution = COLUMN_CASES[name][-1]
     assert taken == ["_input_gradient_by_convolution" if by_convolution
                      else "_input_gradient_by_col2im"]
-
-
-@pytest.fixture
-def forced_threads(monkeypatch):
-    """Three threads and no size floor: every pass that can split does (as test_threads.py)."""
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(3)
-    yield
-    autograd.set_num_threads(previous)
 
 
 @pytest.mark.parametrize("name", sorted(COLUMN_CASES))

@@ -6,8 +6,7 @@ separable float32 sums written out here."""
 import numpy as np
 import pytest
 
-import autograd
-from autograd.backend import pooling, threads
+from autograd.backend import pooling
 from autograd.backend.layout import is_batch_last
 from autograd.backend.pooling import Windows
 from tests.layouts import stored_batch_last
@@ -161,16 +160,6 @@ def test_float32_avg_pool_backward_spreads_in_float32():
     for j in range(kernel[1]):
         dpadded[..., j:j + out_size[1]] += rows
     np.testing.assert_array_equal(dx, dpadded[:, :, 1:-1, 1:-1])
-
-
-@pytest.fixture
-def forced_threads(monkeypatch):
-    """Three threads and no size floor: every pass that can split does (as test_threads.py)."""
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(3)
-    yield
-    autograd.set_num_threads(previous)
 
 
 @pytest.mark.parametrize("kernel, stride, pads", POOL_CASES)

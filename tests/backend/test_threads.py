@@ -21,16 +21,6 @@ from tests.operations import test_activation, test_conv, test_normalization, tes
 pytestmark = pytest.mark.cpu_only     # intra-op threads of the CPU backend
 
 
-@pytest.fixture
-def forced_threads(monkeypatch):
-    """Three threads and no size floor: every pass that can split does, even on 2x3 arrays."""
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(3)
-    yield
-    autograd.set_num_threads(previous)
-
-
 @pytest.mark.parametrize("count", [0, -1, 1.5, True, "2"])
 def test_set_num_threads_rejects_what_is_not_a_positive_int(count):
     with pytest.raises(ValueError, match="set_num_threads: expected a positive int"):

@@ -110,16 +110,6 @@ def test_worker_threads_are_named_daemons(monkeypatch):
         autograd.set_num_threads(previous)
 
 
-@pytest.fixture
-def forced_threads(monkeypatch):
-    """Three threads and no size floor: every pass that can split does, even on tiny arrays."""
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(3)
-    yield
-    autograd.set_num_threads(previous)
-
-
 def test_a_pass_nested_in_the_callers_own_chunk_runs_serially(forced_threads):
     """The caller's first chunk splitting a pass of its own finds the workers busy (its own
     pass holds them) and must run that pass itself, not wait for them: a blocking acquire

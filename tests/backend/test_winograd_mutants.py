@@ -180,16 +180,6 @@ def test_the_transforms_are_built_once_per_dtype_from_the_constants(monkeypatch)
         assert winograd._matrices(np.dtype(dtype)) is matrices
 
 
-@pytest.fixture
-def forced_threads(monkeypatch):
-    """Three threads and no size floor: every pass that can split does (as test_threads.py)."""
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(3)
-    yield
-    autograd.set_num_threads(previous)
-
-
 @pytest.mark.parametrize("batch_last", [False, True])
 def test_components_split_over_three_threads(forced_threads, batch_last):
     """The gathers and scatters run their 36 (or 16) components in three chunks, and the fold
