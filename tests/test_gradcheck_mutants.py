@@ -8,23 +8,9 @@ import numpy as np
 import pytest
 
 import autograd
-from autograd import GradcheckError, Operation, Tensor
+from autograd import GradcheckError, Tensor
+from tests.test_gradcheck import Scaled      # y = x^2, its gradient times a factor
 
-
-class Scaled(Operation):
-    """y = x^2 with the gradient multiplied by ``factor`` (1.0 is correct)."""
-
-    def __init__(self, factor):
-        super().__init__()
-        self.factor = factor
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return x * x
-
-    def backward(self, dy):
-        (x,) = self.saved
-        return self.factor * 2 * x * dy
 
 
 def _expected_message(x, factor, seed, atol=1e-5, rtol=1e-3, eps=1e-6):

@@ -13,3 +13,4 @@ def forced_threads(monkeypatch):
     autograd.set_num_threads(3)
     yield
     autograd.set_num_threads(previous)
+

@@ -10,6 +10,7 @@ import pytest
 
 from autograd.backend import convolution, winograd
 from autograd.backend.layout import is_batch_last
+from tests.backend.spies import record_scratch_dtypes
 from autograd.geometry import ConvGeometry
 from tests.layouts import stored_batch_last
 
@@ -240,18 +241,6 @@ def test_a_float64_bias_of_a_float32_layer_is_cast_first(case):
     np.testing.assert_array_equal(y, y_cast)
 
 
-def _record_scratch_dtypes(monkeypatch):
-    """Every dtype asked of buffer_cache.empty while the patch holds."""
-    from autograd.backend import buffer_cache
-    asked, original = [], buffer_cache.empty
-
-    def spy(xp, shape, dtype, axis_order=None):
-        asked.append(np.dtype(dtype))
-        return original(xp, shape, dtype, axis_order)
-    monkeypatch.setattr(buffer_cache, "empty", spy)
-    return asked
-
-
 # --- forward and backward on the column path ------------------------------------------------
 
 def direct_gradients(x, W, dy, stride, dilation, pads, groups):
@@ -364,7 +353,7 @@ def test_a_float32_convolution_takes_only_float32_scratch(monkeypatch, winograd_
     if winograd_path:
         monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
         monkeypatch.setattr(winograd, "MIN_TILES", 1)
-    asked = _record_scratch_dtypes(monkeypatch)
+    asked = record_scratch_dtypes(monkeypatch)
     for name in ("O == C, stride 1", "O > C, stride 1", "stride (2, 1)"):
         x_shape, w_shape, stride, dilation, groups, pads, _ = COLUMN_CASES[name]
         x, W, b = _inputs(40, x_shape, w_shape, True, np.float32)

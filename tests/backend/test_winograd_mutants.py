@@ -11,6 +11,7 @@ import pytest
 import autograd
 from autograd.backend import threads, winograd
 from autograd.backend.layout import is_batch_last
+from tests.backend.spies import record_scratch_dtypes
 from tests.backend.test_winograd import reference_gradients
 from tests.layouts import stored_batch_last
 from tests.operations.test_conv import reference_conv2d
@@ -129,18 +130,6 @@ def test_backward_returns_none_for_each_gradient_not_wanted(needs):
             assert got is None
 
 
-def _record_scratch_dtypes(monkeypatch):
-    """Every dtype asked of buffer_cache.empty while the patch holds."""
-    from autograd.backend import buffer_cache
-    asked, original = [], buffer_cache.empty
-
-    def spy(xp, shape, dtype, axis_order=None):
-        asked.append(np.dtype(dtype))
-        return original(xp, shape, dtype, axis_order)
-    monkeypatch.setattr(buffer_cache, "empty", spy)
-    return asked
-
-
 @pytest.mark.parametrize("batch_last", [False, True])
 def test_a_float32_layer_takes_only_float32_scratch(monkeypatch, batch_last):
     """Tiles, transformed tiles, products and gradients of a float32 pass are float32 buffers
@@ -148,7 +137,7 @@ def test_a_float32_layer_takes_only_float32_scratch(monkeypatch, batch_last):
     dx and dW are float32 within the float32 error of test_winograd.py."""
     rng = np.random.default_rng(13)
     x, W = rng.uniform(-1, 1, (2, 3, 9, 7)), rng.uniform(-1, 1, (4, 3, 3, 3))
-    asked = _record_scratch_dtypes(monkeypatch)
+    asked = record_scratch_dtypes(monkeypatch)
     monkeypatch.setattr(winograd, "_KRONECKER", {})         # the float32 transforms afresh
     x32 = x.astype(np.float32)
     y, V, U, tiles_batch_last = winograd.forward(stored_batch_last(x32) if batch_last else x32,

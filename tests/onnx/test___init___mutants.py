@@ -13,12 +13,7 @@ onnxruntime = pytest.importorskip("onnxruntime", reason="the onnx extra is not i
 import autograd                                  # noqa: E402
 import autograd.onnx                             # noqa: E402
 from autograd import Tensor                      # noqa: E402
-
-
-def _ort(proto, feeds):
-    session = onnxruntime.InferenceSession(proto.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+from tests.onnx.onnxruntime_run import run_onnxruntime as _ort   # noqa: E402
 
 
 def test_without_onnx_require_onnx_says_exactly_which_extra_to_install(monkeypatch):

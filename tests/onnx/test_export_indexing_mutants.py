@@ -10,16 +10,11 @@ onnxruntime = pytest.importorskip("onnxruntime", reason="the onnx extra is not i
 
 import autograd                                  # noqa: E402
 import autograd.onnx                             # noqa: E402
+from tests.onnx.onnxruntime_run import run_onnxruntime as _ort   # noqa: E402
 
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
 PROBE = RNG.standard_normal((3, 3, 4, 5)).astype(np.float32)     # another batch size
-
-
-def _ort(proto, feeds):
-    session = onnxruntime.InferenceSession(proto.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
 
 
 def _exports_like_numpy(index):

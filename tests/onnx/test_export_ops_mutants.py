@@ -13,12 +13,7 @@ import autograd                                  # noqa: E402
 import autograd.onnx                             # noqa: E402
 from autograd.onnx import export_ops             # noqa: E402
 from autograd.operations import activation, reduction   # noqa: E402
-
-
-def _ort(proto, feeds):
-    session = onnxruntime.InferenceSession(proto.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+from tests.onnx.onnxruntime_run import run_onnxruntime as _ort   # noqa: E402
 
 
 def _types(proto):

@@ -12,14 +12,9 @@ onnxruntime = pytest.importorskip("onnxruntime", reason="the onnx extra is not i
 import autograd                                  # noqa: E402
 import autograd.onnx                             # noqa: E402
 from autograd import Tensor                      # noqa: E402
+from tests.onnx.onnxruntime_run import run_onnxruntime as _ort   # noqa: E402
 
 ATOL = 1e-5
-
-
-def _ort(proto, feeds):
-    session = onnxruntime.InferenceSession(proto.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
 
 
 def _tensors(*arrays):

@@ -12,12 +12,7 @@ import autograd                                  # noqa: E402
 import autograd.onnx                             # noqa: E402
 from autograd import Tensor                      # noqa: E402
 from autograd.onnx import exporter               # noqa: E402
-
-
-def _ort(proto, feeds):
-    session = onnxruntime.InferenceSession(proto.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+from tests.onnx.onnxruntime_run import run_onnxruntime as _ort   # noqa: E402
 
 
 def _dims(value):
