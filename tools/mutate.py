@@ -24,16 +24,18 @@ affordable. For ``autograd/<mod>.py``: ``tests/test_<mod>.py`` and ``tests/test_
 else those of the name's first word (tensor_operators.py: tests/test_tensor*.py).
 A folder stands for its modules; ``--per-package`` gives each folder its own run (its tests:
 ``tests/<pkg>/``, and for backend/ tests/operations/ too) and prints a table of them at the end.
-Add more with ``--tests`` (with ``--only-tests``, only those). ``--sample N --seed S`` runs N mutants drawn at random (seeded) from
-all those generated, for a package too large to run whole: the score is then a sample's.
+Add more with ``--tests`` (with ``--only-tests``, only those). ``--sample N --seed S`` runs N
+mutants drawn at random (seeded) from all those generated, for a package too large to run
+whole: the score is then a sample's.
 At the end it prints, per module, killed / total and every surviving mutant's diff; ``--keep
 DIR`` keeps the copy to inspect them (``cd DIR && mutmut browse``). After writing tests from
 the survivors, ``--rerun DIR`` copies the work tree's tests into the kept copy and runs its
 survivors again (or the mutants named with ``--names``), without generating or mapping anew.
 With ``--own-tests`` (and always for a top-level module, whose selection is a list of files)
-each module's ``test_<mod>_mutants.py`` is in the selection from the start (an empty placeholder in the copy where the file does not exist yet), so that the tests
-written from a run's survivors are in its selection when it reruns: mutmut forgets every
-result when the selection changes.
+each module's ``test_<mod>_mutants.py`` is in the selection from the start (an empty
+placeholder in the copy where the file does not exist yet), so that the tests written from a
+run's survivors are in its selection when it reruns: mutmut forgets every result when the
+selection changes.
 """
 import argparse
 import json
