@@ -353,7 +353,8 @@ def print_table(table, keep):
     stopped part-way has its finished packages' figures), and ``summary.json`` in ``keep``."""
     total = {key: sum(row.get(key, 0) for row in table)
              for key in ("mutants", "seconds", "killed", "counted")}
-    print("\n| package | mutants | time | killed | survived or no test |\n|---|---:|---:|---:|---:|")
+    print("\n| package | mutants | time | killed | survived or no test |\n"
+          "|---|---:|---:|---:|---:|")
     for row in table + [dict(total, package="all")]:
         share = f" ({100 * row['killed'] / row['counted']:.1f}%)" if row.get("counted") else ""
         print(f"| {row['package']} | {row.get('mutants', 0):,} | "
