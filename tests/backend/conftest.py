@@ -14,3 +14,13 @@ def forced_threads(monkeypatch):
     yield
     autograd.set_num_threads(previous)
 
+
+
+@pytest.fixture(params=[1, 3], ids=["one thread", "three threads"])
+def thread_count(request, monkeypatch):
+    """One thread, or three with no size floor (every pass that can split does)."""
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(request.param)
+    yield request.param
+    autograd.set_num_threads(previous)

@@ -1,7 +1,7 @@
 """Spies on what the kernels ask of the buffer cache."""
 import numpy as np
 
-from autograd.backend import buffer_cache
+from autograd.backend import buffer_cache, convolution
 
 
 def record_scratch_dtypes(monkeypatch):
@@ -12,4 +12,16 @@ def record_scratch_dtypes(monkeypatch):
         asked.append(np.dtype(dtype))
         return original(xp, shape, dtype, axis_order)
     monkeypatch.setattr(buffer_cache, "empty", spy)
+    return asked
+
+
+def record_ones_rows(monkeypatch):
+    """The list of ``ones_row`` of every convolution.columns call while the patch holds (True:
+    the bias rides in the GEMM under a row of ones)."""
+    asked, original = [], convolution.columns
+
+    def spy(*args, ones_row=False):
+        asked.append(ones_row)
+        return original(*args, ones_row=ones_row)
+    monkeypatch.setattr(convolution, "columns", spy)
     return asked

@@ -10,8 +10,8 @@ import pytest
 
 from autograd.backend import convolution, winograd
 from autograd.backend.layout import is_batch_last
-from tests.backend.spies import record_scratch_dtypes
 from autograd.geometry import ConvGeometry
+from tests.backend.spies import record_ones_rows, record_scratch_dtypes
 from tests.layouts import stored_batch_last
 
 
@@ -194,13 +194,7 @@ def test_winograd_for_inference_is_false_where_winograd_does_not_apply():
 def test_the_bias_rides_in_the_gemm_exactly_where_the_rule_says(monkeypatch, x_shape, expected):
     """16 * (W.size + O) <= O * OH * OW * N (the copy of W with b costs less than a pass
     over y), for a 3x3 window of 4 outputs padded by 1; the result either way is the sum."""
-    asked = []
-    original = convolution.columns
-
-    def spy(*args, ones_row=False):
-        asked.append(ones_row)
-        return original(*args, ones_row=ones_row)
-    monkeypatch.setattr(convolution, "columns", spy)
+    asked = record_ones_rows(monkeypatch)
     x, W, b = _inputs(6, x_shape, (4, 2, 3, 3), True)
     pads = ((1, 1), (1, 1))
     y = convolution.inference_forward(x, W, b, ConvGeometry(3, 1, 1), pads)
@@ -386,13 +380,7 @@ def test_the_column_path_keeps_only_what_the_wanted_gradients_read(needs):
 def test_a_forward_alone_adds_the_bias_after_the_gemm(monkeypatch):
     """needs=(): no row of ones under the columns (W is not copied with b into every call);
     y is the convolution plus b."""
-    asked = []
-    original = convolution.columns
-
-    def spy(*args, ones_row=False):
-        asked.append(ones_row)
-        return original(*args, ones_row=ones_row)
-    monkeypatch.setattr(convolution, "columns", spy)
+    asked = record_ones_rows(monkeypatch)
     x, W, b = _inputs(51, (2, 3, 6, 6), (4, 3, 3, 3), True)
     geometry, pads = ConvGeometry(3, 2, 1), ((1, 1), (1, 1))
     y, _ = convolution.forward(x, W, b, geometry, pads, ())

@@ -3,8 +3,7 @@ split over forced threads, from reused (dirty) buffers, and on the GPU against t
 import numpy as np
 import pytest
 
-import autograd
-from autograd.backend import cross_entropy, kernels_for, threads
+from autograd.backend import cross_entropy, kernels_for
 
 
 def reference(rows, targets, weight):
@@ -17,15 +16,6 @@ def reference(rows, targets, weight):
     onehot = np.zeros_like(rows)
     onehot[picked] = 1
     return losses, probabilities, (probabilities - onehot) * weight[:, None]
-
-
-@pytest.fixture(params=[1, 3], ids=["one thread", "three threads"])
-def thread_count(request, monkeypatch):
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(request.param)
-    yield request.param
-    autograd.set_num_threads(previous)
 
 
 @pytest.mark.parametrize("dtype, tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])

@@ -6,20 +6,9 @@ indexing written here."""
 import numpy as np
 import pytest
 
-import autograd
 from autograd.backend import im2col, threads
 from autograd.backend.layout import BATCH_LAST, is_batch_last
 from tests.layouts import stored_batch_last
-
-
-@pytest.fixture(params=[1, 3], ids=["one thread", "three threads"])
-def thread_count(request, monkeypatch):
-    """One thread, or three with no size floor (every pass that can split does)."""
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(request.param)
-    yield request.param
-    autograd.set_num_threads(previous)
 
 
 PADS = [((1, 2), (0, 3)), ((0, 0), (2, 0)), ((3, 0), (0, 0)), ((0, 1), (1, 0))]

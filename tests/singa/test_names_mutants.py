@@ -148,7 +148,9 @@ def test_to_host_is_a_copy_that_does_not_follow_the_source(singa):
     np.testing.assert_array_equal(host.to_numpy(), [1.0, 2.0])
 
 
-def test_model_eval_calls_run_forward_eagerly_and_name_tensors(singa):
+def _linear_net():
+    """A SINGA Model of one Linear(2): forward is the layer, train_one_batch twice it (the
+    hook must be installed: the ``singa`` fixture)."""
     from singa import layer, model
 
     class Net(model.Model):
@@ -161,8 +163,11 @@ def test_model_eval_calls_run_forward_eagerly_and_name_tensors(singa):
 
         def train_one_batch(self, x):
             return self.forward(x) * 2.0
+    return Net()
 
-    net = Net()
+
+def test_model_eval_calls_run_forward_eagerly_and_name_tensors(singa):
+    net = _linear_net()
     x = Tensor(data=np.ones((1, 3), np.float32))
     net.eval()
     y = net(x)                                     # eval: forward, not train_one_batch
@@ -177,17 +182,7 @@ def test_model_eval_calls_run_forward_eagerly_and_name_tensors(singa):
 
 
 def test_compile_names_the_tensors(singa):
-    from singa import layer, model
-
-    class Net(model.Model):
-        def __init__(self):
-            super().__init__()
-            self.fc = layer.Linear(2)
-
-        def forward(self, x):
-            return self.fc(x)
-
-    net = Net()
+    net = _linear_net()
     net.eval()
     net.compile([Tensor(shape=(1, 3))])          # SINGA's defaults: train, no graph, not sequential
     assert net.fc.W.name == "fc.W" and net.fc.b.name == "fc.b"
