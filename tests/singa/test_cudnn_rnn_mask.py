@@ -15,17 +15,18 @@ def sigmoid(v):
 
 
 def numpy_cell(mode, rnn, x, state):
-    """One step of ``rnn``'s equations (PyTorch's gate order) on one sequence's x (input,)."""
+    """One step of ``rnn``'s equations (PyTorch's gate order) on x (input,) or (batch, input)."""
     W, U = rnn.W_ih.to_numpy().astype(np.float64), rnn.W_hh.to_numpy().astype(np.float64)
-    b, c = rnn.b_ih.to_numpy().astype(np.float64), rnn.b_hh.to_numpy().astype(np.float64)
+    b = 0.0 if rnn.b_ih is None else rnn.b_ih.to_numpy().astype(np.float64)
+    c = 0.0 if rnn.b_hh is None else rnn.b_hh.to_numpy().astype(np.float64)
     gx, gh = x @ W + b, state[0] @ U + c
     if mode == "lstm":
-        i, f, g, o = np.split(gx + gh, 4)
+        i, f, g, o = np.split(gx + gh, 4, axis=-1)
         cell = sigmoid(f) * state[1] + sigmoid(i) * np.tanh(g)
         return sigmoid(o) * np.tanh(cell), cell
     if mode == "gru":
-        xr, xz, xn = np.split(gx, 3)
-        hr, hz, hn = np.split(gh, 3)
+        xr, xz, xn = np.split(gx, 3, axis=-1)
+        hr, hz, hn = np.split(gh, 3, axis=-1)
         r, z = sigmoid(xr + hr), sigmoid(xz + hz)
         return ((1 - z) * np.tanh(xn + r * hn) + z * state[0],)
     pre = gx + gh

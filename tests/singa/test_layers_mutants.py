@@ -11,29 +11,8 @@ import autograd
 import autograd.singa
 from autograd import Tensor
 from autograd.singa import layers
+from tests.singa.test_cudnn_rnn_mask import numpy_cell as cell
 
-
-def sigmoid(v):
-    return 1 / (1 + np.exp(-v))
-
-
-def cell(mode, rnn, x, state):
-    """One step of ``rnn``'s equations (PyTorch's gate order) on x (batch, input)."""
-    W, U = rnn.W_ih.to_numpy().astype(np.float64), rnn.W_hh.to_numpy().astype(np.float64)
-    b = 0.0 if rnn.b_ih is None else rnn.b_ih.to_numpy().astype(np.float64)
-    c = 0.0 if rnn.b_hh is None else rnn.b_hh.to_numpy().astype(np.float64)
-    gx, gh = x @ W + b, state[0] @ U + c
-    if mode == "lstm":
-        i, f, g, o = np.split(gx + gh, 4, axis=-1)
-        memory = sigmoid(f) * state[1] + sigmoid(i) * np.tanh(g)
-        return sigmoid(o) * np.tanh(memory), memory
-    if mode == "gru":
-        xr, xz, xn = np.split(gx, 3, axis=-1)
-        hr, hz, hn = np.split(gh, 3, axis=-1)
-        r, z = sigmoid(xr + hr), sigmoid(xz + hz)
-        return ((1 - z) * np.tanh(xn + r * hn) + z * state[0],)
-    pre = gx + gh
-    return (np.maximum(pre, 0) if mode == "relu" else np.tanh(pre),)
 
 
 def numpy_cudnn(net, x, hx, cx):
