@@ -47,9 +47,10 @@ def _remember(node, key, compute):
     return compute() if remember is None else remember(key, compute)
 
 
-def _window_geometry(node, spatial, kernel, name, groups=1, ceil_mode=False):
+def _window_geometry(node, spatial, kernel, name, groups=1):
     """A 2-D ConvGeometry from an ONNX node's strides, pads, dilations and auto_pad; 1-D
-    attributes are given height 1."""
+    attributes are given height 1. (Only its pads, kernel, stride and dilation are read, so a
+    pool's ``ceil_mode`` is left to the pooling op.)"""
     def per_axis(values, default):
         values = list(values) if values else [default] * spatial
         return ([default] + values) if spatial == 1 else values
@@ -57,12 +58,10 @@ def _window_geometry(node, spatial, kernel, name, groups=1, ceil_mode=False):
     begins, ends = pads[:spatial], pads[spatial:]
     if spatial == 1:
         begins, ends = [0] + begins, [0] + ends
-    auto_pad = attribute(node, "auto_pad", "NOTSET")
-    mode = "NOTSET" if auto_pad in ("NOTSET", "") else auto_pad
+    mode = attribute(node, "auto_pad", "") or "NOTSET"     # an empty string is NOTSET too
     return ConvGeometry(per_axis(kernel, 1), per_axis(attribute(node, "strides"), 1),
                         (begins[0], ends[0], begins[1], ends[1]),
-                        per_axis(attribute(node, "dilations"), 1), groups, mode,
-                        ceil_mode=ceil_mode, name=name)
+                        per_axis(attribute(node, "dilations"), 1), groups, mode, name=name)
 
 
 @register("Conv")
@@ -88,7 +87,7 @@ def _pool(context, node, inputs, is_max):
     kernel = list(attribute(node, "kernel_shape"))
     ceil_mode = bool(attribute(node, "ceil_mode", 0))
     geometry = _remember(node, ("geometry", spatial), lambda: _window_geometry(
-        node, spatial, kernel, node.op_type, ceil_mode=ceil_mode))
+        node, spatial, kernel, node.op_type))
     if geometry.dilation != (1, 1):
         raise NotImplementedError(f"autograd.onnx: {node.op_type} {node.name!r} has dilations "
                                   f"{geometry.dilation}; only 1 is supported")

@@ -29,7 +29,7 @@ def register(op_type, domain=""):
     return decorate
 
 
-def handler_for(node, opset):
+def handler_for(node):
     """The handler of ``node``, or a NotImplementedError naming its type and name."""
     domain = "" if node.domain in ("", "ai.onnx") else node.domain
     handler = IMPORTERS.get((domain, node.op_type))

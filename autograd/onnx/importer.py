@@ -57,7 +57,7 @@ class OnnxModel(Model):
                              f"{_OLDEST_OPSET} to {newest}, that of the installed onnx, are)")
         self.nodes = [import_ops.ImportedNode(node) for node in graph_proto.node]
         for node in self.nodes:
-            import_ops.handler_for(node, self.opset)        # unsupported nodes fail at load
+            import_ops.handler_for(node)        # unsupported nodes fail at load
         static = import_ops.static_input_names(self.nodes)
         statistics = import_ops.statistics_input_names(self.nodes)
         self.constants = {}
@@ -99,7 +99,7 @@ class OnnxModel(Model):
         Layer.train(self, False)
 
     def _steps_of(self, nodes):
-        return [(import_ops.handler_for(node, self.opset), node) for node in nodes]
+        return [(import_ops.handler_for(node), node) for node in nodes]
 
     def _fold_constants(self):
         """Run, once at load, every node whose inputs are all constants (Constant,
@@ -114,7 +114,7 @@ class OnnxModel(Model):
                 remaining.append(node)
                 continue
             inputs = [self.constants[name] if name else None for name in node.input]
-            outputs = import_ops.handler_for(node, self.opset)(context, node, inputs)
+            outputs = import_ops.handler_for(node)(context, node, inputs)
             outputs = outputs if isinstance(outputs, tuple) else (outputs,)
             for name, value in zip(node.output, outputs):
                 if name:

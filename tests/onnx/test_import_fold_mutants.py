@@ -9,6 +9,7 @@ import pytest
 onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
 onnxruntime = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
 from onnx import helper, numpy_helper, TensorProto   # noqa: E402
+from onnx.reference import ReferenceEvaluator        # noqa: E402
 
 import autograd                                      # noqa: E402
 from autograd.onnx import import_fold                # noqa: E402
@@ -109,6 +110,21 @@ def test_a_batch_norm_reading_an_input_or_another_node_is_not_folded():
     _check(relu, False)
 
 
+def test_a_pair_after_one_that_does_not_fold_still_folds():
+    """Two Conv + BatchNorm pairs, the first in training_mode: only the second folds."""
+    first = _pair(bn_attributes={"training_mode": 1})
+    second = _pair(seed=1)
+    nodes = [ImportedNode(node) for node in first.graph.node]
+    for node in second.graph.node:
+        node.input[:] = ["y" if name == "x" else name + "2" for name in node.input]
+        node.output[:] = [name + "2" for name in node.output]
+        nodes.append(ImportedNode(node))
+    static = {name + suffix for name in ("W", "b", "scale", "shift", "mean", "var")
+              for suffix in ("", "2")}
+    pairs = import_fold.foldable_pairs(nodes, static, {"y2"})
+    assert [(pair.conv, pair.batch_norm) for pair in pairs] == [(nodes[2], nodes[3])]
+
+
 def test_foldable_pairs_and_eval_nodes_keep_the_order():
     nodes = [ImportedNode(node) for node in _pair().graph.node]
     nodes.append(ImportedNode(helper.make_node("Relu", ["y"], ["z"])))
@@ -140,3 +156,24 @@ def test_folded_conv_formula():
     _, no_bias = import_fold.folded_conv(T(data=W), None, T(data=scale), T(data=shift),
                                          T(data=mean), T(data=var), 0.1)
     np.testing.assert_allclose(no_bias.to_numpy(), -mean * s + shift, rtol=1e-12)
+
+
+def test_double_constants_fold_into_a_float_conv_as_float():
+    """BatchNormalization-15 lets scale and B (T1) and mean and var (T2) be doubles beside a
+    float input; given by Constant nodes they are constants at load, and the folded weights
+    take the conv's float dtype (the output stays float, as unfolded)."""
+    proto = _pair()
+    arrays = {init.name: numpy_helper.to_array(init) for init in proto.graph.initializer}
+    del proto.graph.initializer[2:]
+    for name in ("scale", "shift", "mean", "var"):
+        proto.graph.node.insert(0, helper.make_node(
+            "Constant", [], [name], value=numpy_helper.from_array(arrays[name].astype(np.float64))))
+    net = autograd.onnx.load(proto)
+    assert len(net._folded_pairs) == 1
+    x = np.random.default_rng(9).standard_normal((2, 4, 6, 5)).astype(np.float32)
+    expected = ReferenceEvaluator(proto).run(None, {"x": x})[0]
+    for record in (True, False):
+        with autograd.enable_grad() if record else autograd.no_grad():
+            y = net(x).to_numpy()
+        assert y.dtype == np.float32
+        np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)

@@ -98,6 +98,8 @@ def test_conv_1d_geometry(attributes):
     {"kernel_shape": [3, 3]}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},
     {"kernel_shape": [3, 2], "pads": [1, 0, 1, 1], "strides": [2, 2]},
     {"kernel_shape": [3, 3], "pads": [2, 1, 0, 1]},
+    {"kernel_shape": [3, 3], "pads": [1, 0, 0, 0]}, {"kernel_shape": [3, 3], "pads": [0, 0, 1, 0]},
+    {"kernel_shape": [3, 3], "pads": [0, 1, 0, 0]}, {"kernel_shape": [3, 3], "pads": [0, 0, 0, 1]},
     {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1},
     {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1, "pads": [1, 1, 1, 1]},
     {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "strides": [2, 2]},
@@ -116,6 +118,22 @@ def test_pooling_1d(op_type):
     x = RNG.standard_normal((2, 3, 9)).astype(np.float32)
     check(op_type, x, kernel_shape=[3], strides=[2], pads=[1, 1])
     check(op_type, x, kernel_shape=[2], pads=[0, 1])
+    check(op_type, x, kernel_shape=[2], strides=[2], ceil_mode=1, opset=19)
+
+
+@pytest.mark.parametrize("op_type, extra", [("MaxPool", {}), ("AveragePool", {}),
+                                            ("Conv", {"w": np.ones((2, 3, 2, 2), np.float32)})])
+def test_an_empty_auto_pad_is_notset(op_type, extra):
+    x = RNG.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    ours = check(op_type, x, extra, kernel_shape=[2, 2], pads=[1, 0, 0, 1], auto_pad="")
+    assert ours[0].shape == (1, 2 if op_type == "Conv" else 3, 5, 5)
+
+
+def test_a_pool_names_itself_in_a_geometry_error():
+    proto = _model("AveragePool", np.zeros((1, 1, 5, 5), np.float32), {}, 15,
+                   kernel_shape=[2, 2], strides=[0, 1])
+    with pytest.raises(ValueError, match=r"^AveragePool: stride must be positive"):
+        autograd.onnx.load(proto)(np.zeros((1, 1, 5, 5), np.float32))
 
 
 def test_dilated_pooling_and_a_5d_input_are_refused_word_for_word():
@@ -211,6 +229,8 @@ def test_softmax_before_and_after_opset_13(op_type, opset, axis):
     every axis from it on."""
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
     check(op_type, x, opset=opset, **({} if axis is None else {"axis": axis}))
+    if axis in (0, -1):           # a vector: the axis counts from its one dimension
+        check(op_type, x[0, 0], opset=opset, axis=axis)
 
 
 def test_dropout_in_eval_mode_is_the_identity_with_a_mask_of_ones():
@@ -265,3 +285,17 @@ def test_local_response_norm(attributes):
     np.testing.assert_allclose(ours, _lrn(x, **attributes), rtol=1e-5, atol=1e-6)
     if attributes["size"] % 2:
         check("LRN", x, rtol=1e-4, **attributes)
+
+
+def test_a_handler_given_a_bare_node_proto_computes_its_geometry_each_call():
+    """ImportedNode keeps a pool's geometry in its memo; a NodeProto (a handler called by
+    hand) has none, and the handler computes it on each call."""
+    from autograd.onnx.import_ops import IMPORTERS, Context, ImportedNode
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], pads=[1, 1, 1, 1])
+    x = RNG.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    context = Context({"": 15}, False, autograd.device.get_default_device())
+    expected = autograd.max_pool2d(autograd.Tensor(data=x), 2, 1, 1).to_numpy()
+    for given in (node, ImportedNode(node)):
+        for _ in range(2):
+            y = IMPORTERS[("", "MaxPool")](context, given, [x])
+            np.testing.assert_array_equal(y.to_numpy(), expected)

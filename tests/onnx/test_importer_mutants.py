@@ -157,6 +157,7 @@ def test_a_folded_node_with_an_empty_output_name_keeps_the_named_ones():
                    [("x", [2])], ["y"], {"c": np.int64([1, 2, 3, 4])})
     net = autograd.onnx.load(proto)
     assert "" not in net.constants and net.nodes[0].op_type == "Add"
+    assert isinstance(net.constants["second"], np.ndarray)      # computed constants are arrays
     np.testing.assert_array_equal(net.constants["second"], [3, 4])
 
 
@@ -205,6 +206,30 @@ def test_the_messages_of_values_of_are_exact():
     with pytest.raises(ValueError) as caught:
         autograd.onnx.load(_affine()).values_of([np.zeros((2, 3), np.float32)], ["m", "nope"])
     assert str(caught.value) == "OnnxModel: no node or input produces ['nope']"
+    # a node whose only input is missing is named too
+    proto = _model([helper.make_node("Relu", ["ghost"], ["y"], name="lonely")], [("x", [2])],
+                   ["y"])
+    with pytest.raises(ValueError) as caught:
+        autograd.onnx.load(proto)(np.float32([1, 2]))
+    assert str(caught.value) == ("OnnxModel: node lonely (Relu) reads ['ghost'], which nothing "
+                                 "produced")
+
+
+def test_values_of_stops_once_it_has_every_value_asked_for():
+    """The node after ``r`` reads a value nothing produces: asking for ``r`` never runs it."""
+    proto = _model([helper.make_node("Relu", ["x"], ["r"]),
+                    helper.make_node("Add", ["r", "ghost"], ["y"], name="later")],
+                   [("x", [2])], ["y"])
+    (r,) = autograd.onnx.load(proto).values_of([np.float32([-1, 2])], ["r"])
+    np.testing.assert_array_equal(r.to_numpy(), [0, 2])
+
+
+def test_a_plain_array_input_becomes_a_tensor_that_needs_no_gradient():
+    """An input given as an array is data, not a parameter (what values_of gives back)."""
+    proto = _model([helper.make_node("Relu", ["x"], ["y"])], [("x", [2])], ["y"])
+    (x,) = autograd.onnx.load(proto).values_of([np.float32([-1, 2])], ["x"])
+    assert isinstance(x, autograd.Tensor) and not x.requires_grad and not x.stores_grad
+    np.testing.assert_array_equal(x.to_numpy(), [-1, 2])
 
 
 def test_an_omitted_optional_input_is_none_for_the_handler():
