@@ -22,7 +22,7 @@ from .. import recording
 from ..backend import buffer_cache, convolution
 from ..backend.layout import from_batch_last
 from ..operations.conv import convolve
-from .import_network import _conv, _remember, _window_geometry
+from .import_network import _check_conv, _conv, _remember, _window_geometry
 
 __all__ = []
 
@@ -146,6 +146,7 @@ def _prepared(context, step, inputs):
     b = inputs[2] if len(inputs) > 2 else None
     b = None if b is None else context.tensor(b, x).data
     node = step.conv
+    _check_conv(node, x, w, b)
     kernel = tuple(node.attributes.get("kernel_shape") or w.shape[2:])
     geometry = _remember(node, ("geometry", 2, kernel), lambda: _window_geometry(
         node, 2, kernel, "Conv", node.attributes.get("group", 1)))

@@ -4,7 +4,7 @@ import numpy as np
 
 import autograd as ops
 from ..geometry import ConvGeometry
-from ..operations.conv import convolve
+from ..operations.conv import check_conv_arguments, convolve
 from .import_ops import register, attribute, _static
 
 __all__ = []
@@ -64,12 +64,21 @@ def _window_geometry(node, spatial, kernel, name, groups=1):
                         per_axis(attribute(node, "dilations"), 1), groups, mode, name=name)
 
 
+def _check_conv(node, x, w, b):
+    """The conv op's checks of x, W, b and group (once per shape), naming the node: a channel
+    mismatch is a clear error, not a matrix product's."""
+    axes = (("k",), ("L",)) if x.ndim == 3 else (("kh", "kw"), ("H", "W"))
+    _remember(node, ("checked", x.shape, w.shape), lambda: check_conv_arguments(
+        f"autograd.onnx: Conv {node.name!r}", x, w, b, attribute(node, "group", 1), *axes))
+
+
 @register("Conv")
 def _conv(context, node, inputs):
     x, w = context.tensor(inputs[0]), inputs[1]
     w = context.tensor(w, x)
     b = _static(inputs, 2)
     b = None if b is None else context.tensor(b, x)
+    _check_conv(node, x, w, b)
     images, was_sequence = _as_images(x)
     if was_sequence:
         w = ops.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
@@ -202,10 +211,16 @@ def _dropout(context, node, inputs):
     training = context.training
     if _static(inputs, 2) is not None:
         training = training or bool(context.array(inputs[2]))
-    y = ops.dropout(x, ratio, training=True) if training and ratio > 0 else x
-    if len(node.output) > 1 and node.output[1]:
-        return y, np.ones(x.shape, bool)
-    return y
+    wants_mask = len(node.output) > 1 and bool(node.output[1])
+    if not (training and ratio > 0):
+        return (x, np.ones(x.shape, bool)) if wants_mask else x
+    if not wants_mask:
+        return ops.dropout(x, ratio, training=True)
+    # the mask is an output too: drawn as ops.dropout draws it, applied as a product
+    keep = x.device.random.random(x.shape, dtype=x.dtype) >= ratio
+    scale = ops.Tensor(data=keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - ratio)),
+                       device=x.device, requires_grad=False)
+    return ops.mul(x, scale), keep
 
 
 @register("LRN")

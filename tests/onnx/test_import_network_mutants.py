@@ -261,6 +261,23 @@ def test_dropout_with_training_mode_true_drops_and_scales():
     assert 0.4 < (y == 0).mean() < 0.6                                # default ratio 0.5
 
 
+def test_dropout_that_drops_gives_its_own_mask_and_gradient():
+    """With the mask output asked for, the mask is the one applied: y = x * mask / (1 - ratio),
+    and dx = dy * mask / (1 - ratio)."""
+    x = RNG.uniform(1, 2, (100, 40)).astype(np.float32)         # no zeros: y == 0 is dropped
+    proto = _model("Dropout", x, {"ratio": np.float32(0.25), "training": np.bool_(True)}, 13,
+                   outputs=("y", "mask"))
+    y, mask = autograd.onnx.load(proto)(x)
+    mask = mask.to_numpy()
+    assert mask.dtype == bool and 0.2 < 1 - mask.mean() < 0.3
+    np.testing.assert_allclose(y.to_numpy(), x * mask / np.float32(0.75), rtol=1e-6)
+    x_tensor = autograd.Tensor(data=x, stores_grad=True)
+    y, mask = autograd.onnx.load(proto)(x_tensor)
+    mask = mask.to_numpy()
+    (gradient,) = [g for p, g in autograd.backward(autograd.sum(y)) if p is x_tensor]
+    np.testing.assert_allclose(gradient.to_numpy(), mask / np.float32(0.75), rtol=1e-6)
+
+
 def _lrn(x, size, alpha=1e-4, beta=0.75, bias=1.0):
     """ONNX's definition: the squares summed over channels c - floor((size - 1) / 2) to
     c + ceil((size - 1) / 2), clipped to the channels there are."""
@@ -299,3 +316,23 @@ def test_a_handler_given_a_bare_node_proto_computes_its_geometry_each_call():
         for _ in range(2):
             y = IMPORTERS[("", "MaxPool")](context, given, [x])
             np.testing.assert_array_equal(y.to_numpy(), expected)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, expected", [
+    ((1, 3, 5, 5), (4, 2, 3, 3), "expected x of shape (N, 2, H, W), got (1, 3, 5, 5)"),
+    ((1, 3, 7), (4, 2, 3), "expected x of shape (N, 2, L), got (1, 3, 7)")])
+@pytest.mark.parametrize("record", [True, False])
+def test_a_conv_channel_mismatch_is_named_word_for_word(x_shape, w_shape, expected, record):
+    """Recording runs the Conv handler, an eval-mode no_grad pass the fused inference step:
+    each checks the channels before its matrix product."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="c1"),
+             helper.make_node("Relu", ["c"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x_shape)],
+        [helper.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(np.ones(w_shape, np.float32), "w")])
+    net = autograd.onnx.load(helper.make_model(graph))
+    with pytest.raises(ValueError) as caught:
+        with autograd.enable_grad() if record else autograd.no_grad():
+            net(np.ones(x_shape, np.float32))
+    assert str(caught.value) == f"autograd.onnx: Conv 'c1': {expected}"

@@ -94,6 +94,21 @@ def test_integer_division_truncates_towards_zero(dtype):
     np.testing.assert_array_equal(ours, [3, -3, -3, 3, 3, 0])
 
 
+def test_pow_of_a_float_parameter_by_an_integer_input_stays_on_the_tape():
+    """Pow's exponent may be an integer type: one integer operand is not two, the float base
+    (a parameter here) keeps its gradient, d(w^e)/dw = e w^(e-1)."""
+    w = np.float32([1.5, -2.0, 0.5])
+    e = np.int64([2, 3, 1])
+    proto = single_node("Pow", {"e": e}, {"w": w})
+    proto.graph.node[0].input[:] = ["w", "e"]
+    net = autograd.onnx.load(proto)
+    y = net(e)
+    np.testing.assert_allclose(y.to_numpy(), w ** e, rtol=1e-6)
+    gradients = dict(autograd.backward(autograd.sum(y)))
+    (parameter,) = [p for p in gradients if p is net.weights["w"]]
+    np.testing.assert_allclose(gradients[parameter].to_numpy(), e * w ** (e - 1), rtol=1e-6)
+
+
 @pytest.mark.parametrize("op_type", ["Add", "Sub", "Mul", "Div", "Pow"])
 def test_binary_nodes_with_a_constant_on_either_side_take_the_tensors_dtype(op_type):
     x = np.abs(RNG.standard_normal((2, 3))).astype(np.float32) + 0.5
