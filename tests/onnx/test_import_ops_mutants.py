@@ -198,6 +198,18 @@ def test_activations_with_default_and_given_attributes(op_type, attributes, form
     np.testing.assert_allclose(ours, formula(x.astype(np.float64)), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("op_type, formula", [("Neg", np.negative), ("Abs", np.abs)])
+def test_a_unary_node_of_a_constant_folds_to_its_value(op_type, formula):
+    """Neg/Abs of an integer initializer (a constant) fold at load; only Identity passes a
+    constant through unchanged."""
+    c = np.int64([3, -5, 7])
+    proto = single_node("Add", {"x": c}, {"folded": c})
+    proto.graph.node.insert(0, helper.make_node(op_type, ["c"], ["folded"]))
+    proto.graph.initializer[0].name = "c"
+    ours = check(proto, {"x": np.int64([1, 1, 1])})[0]
+    np.testing.assert_array_equal(ours, 1 + formula(c))
+
+
 @pytest.mark.parametrize("approximate", [None, "none", "tanh"])
 def test_gelu_default_and_tanh(approximate):
     x = np.linspace(-4, 4, 17).astype(np.float32)
