@@ -113,6 +113,18 @@ def test_recurrent_nodes_match_the_references(op_type, attributes, direction, la
     _check(proto, x_shape, layout)
 
 
+@pytest.mark.parametrize("op_type", ["RNN", "GRU", "LSTM"])
+def test_a_node_without_layout_is_sequence_first(op_type):
+    """layout's default is 0: (steps, batch, features), as onnxruntime reads the same node."""
+    proto, x_shape = _recurrent_model(op_type)
+    (node,) = proto.graph.node
+    kept = [attribute for attribute in node.attribute if attribute.name != "layout"]
+    assert len(kept) == len(node.attribute) - 1
+    del node.attribute[:]
+    node.attribute.extend(kept)
+    _check(proto, x_shape, 0)
+
+
 @pytest.mark.parametrize("op_type, attributes", CASES)
 @pytest.mark.parametrize("bias, initial", [(False, False), (True, False), (False, True)])
 def test_recurrent_nodes_without_bias_or_initial_state_match_the_references(
