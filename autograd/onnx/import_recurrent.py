@@ -31,7 +31,7 @@ def _import_recurrent(op_type):
         parts = {"W": _per_direction(W, count), "R": _per_direction(R, count)}
         for name, index in (("B", 3), ("h", 5), ("c", 6), ("P", 7)):
             value = _static(inputs, index)
-            if value is None or index >= (8 if op_type == "LSTM" else 6):
+            if value is None:                  # omitted, or past RNN's and GRU's six inputs
                 parts[name] = [None] * count
                 continue
             value = context.tensor(value, x)
