@@ -318,6 +318,30 @@ def test_a_handler_given_a_bare_node_proto_computes_its_geometry_each_call():
             np.testing.assert_array_equal(y.to_numpy(), expected)
 
 
+@pytest.mark.parametrize("record", [True, False])
+@pytest.mark.parametrize("x_shape, w_shape, b_shape, expected", [
+    ((1, 2, 5, 5), (4, 2, 3), None,
+     "expected W of shape (out_channels, in_channels / groups, kh, kw), got (4, 2, 3)"),
+    ((1, 2, 7), (4, 2, 3, 3), None,
+     "expected W of shape (out_channels, in_channels / groups, k), got (4, 2, 3, 3)"),
+    ((1, 2, 5, 5), (4, 2, 3, 3), (3,), "expected b of shape (4,), got (3,)")])
+def test_a_conv_weight_or_bias_of_the_wrong_shape_is_named_word_for_word(
+        x_shape, w_shape, b_shape, expected, record):
+    inputs = ["x", "w"] + ([] if b_shape is None else ["b"])
+    initializers = [numpy_helper.from_array(np.ones(w_shape, np.float32), "w")]
+    if b_shape is not None:
+        initializers.append(numpy_helper.from_array(np.ones(b_shape, np.float32), "b"))
+    graph = helper.make_graph(
+        [helper.make_node("Conv", inputs, ["c"], name="c1"), helper.make_node("Relu", ["c"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x_shape)],
+        [helper.make_empty_tensor_value_info("y")], initializers)
+    net = autograd.onnx.load(helper.make_model(graph))
+    with pytest.raises(ValueError) as caught:
+        with autograd.enable_grad() if record else autograd.no_grad():
+            net(np.ones(x_shape, np.float32))
+    assert str(caught.value) == f"autograd.onnx: Conv 'c1': {expected}"
+
+
 @pytest.mark.parametrize("x_shape, w_shape, expected", [
     ((1, 3, 5, 5), (4, 2, 3, 3), "expected x of shape (N, 2, H, W), got (1, 3, 5, 5)"),
     ((1, 3, 7), (4, 2, 3), "expected x of shape (N, 2, L), got (1, 3, 7)")])
