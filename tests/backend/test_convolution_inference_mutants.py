@@ -84,3 +84,24 @@ def test_padded_batch_last_pads_a_c_order_input_into_a_batch_last_array(pads):
     padded = convolution._padded_batch_last(x, *pads)
     assert is_batch_last(padded)
     np.testing.assert_array_equal(padded, np.pad(x, ((0, 0), (0, 0)) + pads))
+
+
+@pytest.mark.parametrize("needs", [(True, True), (False, True, True)])
+def test_a_float32_layer_with_its_bias_in_the_gemm_multiplies_float32_operands(monkeypatch,
+                                                                              needs):
+    """The bias concatenated to W for the GEMM is cast to W's dtype: the mutant `astype(None)`
+    makes it float64, which turns the whole GEMM float64 (twice the time and memory, and y
+    rounded differently), although y still comes back float32."""
+    operands, original = [], np.matmul
+
+    def spy(a, b, *args, **kwargs):
+        operands.append((a.dtype, b.dtype))
+        return original(a, b, *args, **kwargs)
+    monkeypatch.setattr(np, "matmul", spy)
+    x, W, b = _inputs(36, (2, 3, 6, 6), (4, 3, 3, 3), True, np.float32)
+    geometry, pads = ConvGeometry(3, 2, 1), ((1, 1), (1, 1))
+    y, _ = convolution.forward(x, W, b, geometry, pads, needs)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, direct_conv(x, W, b, (2, 2), (1, 1), pads, 1),
+                               rtol=1e-4, atol=1e-4)
+    assert operands and set(operands) == {(np.dtype(np.float32), np.dtype(np.float32))}
