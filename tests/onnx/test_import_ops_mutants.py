@@ -244,6 +244,28 @@ def test_an_unsupported_node_is_named_word_for_word():
             "(see docs/onnx.md; autograd.onnx.register_importer adds one)")
 
 
+def test_a_default_op_type_in_another_domain_is_not_the_default_handler():
+    """Relu in a custom domain is another operator: refused unless registered there."""
+    proto = single_node("Relu", {"x": np.float32([-1, 2])})
+    proto.graph.node[0].domain = "com.example"
+    proto.opset_import.append(helper.make_opsetid("com.example", 1))
+    with pytest.raises(NotImplementedError, match="type 'Relu' in domain 'com.example'"):
+        autograd.onnx.load(proto)
+
+
+def test_opset_6_broadcast_of_a_parameter_keeps_its_gradient():
+    """A float initializer b (a parameter) reshaped for broadcast=1 stays on the tape:
+    d(sum(a + b))/db sums over the axes b was broadcast along."""
+    a = np.round(A, 1)
+    b = np.float32([1.0, 2.0, 3.0])
+    proto = single_node("Add", {"a": a}, {"b": b}, opset=6, broadcast=1, axis=1)
+    net = autograd.onnx.load(proto)
+    y = net(a)
+    gradients = {id(p): g for p, g in autograd.backward(autograd.sum(y))}
+    expected = np.ones(a.shape, np.float32).sum(axis=tuple(k for k in range(a.ndim) if k != 1))
+    np.testing.assert_allclose(gradients[id(net.weights["b"])].to_numpy(), expected)
+
+
 def test_a_handler_in_the_ai_onnx_domain_is_the_default_domains():
     proto = single_node("Relu", {"x": np.float32([-1, 2])})
     proto.graph.node[0].domain = "ai.onnx"
@@ -273,6 +295,8 @@ def test_context_tensor_casts_floating_constants_to_the_like_dtype_only():
     assert context.tensor(np.int64([1]), like).dtype == np.int64
     assert context.tensor(np.float64([1.5])).dtype == np.float64
     assert context.tensor(like) is like
+    constant = context.tensor(np.float32([1.5]))          # outside the graph: no gradient
+    assert not constant.requires_grad and not constant.stores_grad
     assert context.version == 13 and import_ops.Context({}, False, None).version == 21
     np.testing.assert_array_equal(import_ops.Context.array(like), [0, 0])
 

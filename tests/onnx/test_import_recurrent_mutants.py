@@ -149,6 +149,28 @@ def test_sequence_lens_equal_to_the_steps_are_accepted(op_type):
     _check(proto, x_shape, 0)
 
 
+@pytest.mark.parametrize("op_type", ["RNN", "GRU", "LSTM"])
+def test_sequence_lens_in_layout_1_count_the_steps_axis(op_type, monkeypatch):
+    """Batch-first: the steps are x's axis 1 (sizes all different, so no other axis passes)."""
+    monkeypatch.setitem(globals(), "FEATURES", 5)
+    proto, x_shape = _recurrent_model(op_type, layout=1, lengths=[STEPS] * BATCH)
+    _check(proto, x_shape, 1)
+
+
+@pytest.mark.parametrize("op_type", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("steps, features, hidden", [(2, 3, 4), (1, 3, 4), (3, 1, 4),
+                                                     (3, 3, 1), (2, 1, 1)])
+@pytest.mark.parametrize("direction", ["forward", "bidirectional"])
+def test_short_sequences_one_feature_and_one_unit_match_the_references(
+        op_type, steps, features, hidden, direction, monkeypatch):
+    """Two steps, one step, a single input feature (a univariate series) or a single hidden
+    unit: the squeezes of W, R, B and the states must drop only the directions axis."""
+    for name, value in (("STEPS", steps), ("FEATURES", features), ("HIDDEN", hidden)):
+        monkeypatch.setitem(globals(), name, value)
+    proto, x_shape = _recurrent_model(op_type, direction, seed=6)
+    _check(proto, x_shape, 0, seed=7)
+
+
 def test_shorter_sequence_lens_are_refused_word_for_word():
     proto, x_shape = _recurrent_model("GRU", lengths=[STEPS, STEPS - 1], name="g")
     net = autograd.onnx.load(proto)
@@ -163,6 +185,8 @@ def test_shorter_sequence_lens_are_refused_word_for_word():
     ("LSTM", {"activations": ["Sigmoid", "Tanh", "Relu"]},
      "activations ['Sigmoid', 'Tanh', 'Relu']"),
     ("GRU", {"activations": ["Tanh", "Sigmoid"]}, "activations ['Tanh', 'Sigmoid']"),
+    ("GRU", {"activations": ["Relu", "Relu"]}, "activations ['Relu', 'Relu']"),
+    ("LSTM", {"activations": ["Relu"]}, "activations ['Relu']"),
     ("LSTM", {"clip": 1.0}, "attribute clip"),
     ("RNN", {"activation_alpha": [0.5]}, "attribute activation_alpha"),
     ("GRU", {"activation_beta": [0.5]}, "attribute activation_beta"),
