@@ -291,3 +291,30 @@ def test_a_fused_conv_with_auto_pad_pads_by_its_input_size(fused_calls, auto_pad
         ours = autograd.onnx.load(proto)(x).to_numpy()
     assert fused_calls == [(True, False, False)]
     np.testing.assert_allclose(ours, _onnxruntime(proto, x), rtol=1e-5, atol=1e-5)
+
+
+def _two_convs_joined_by(op_type, **attributes):
+    """op_type(conv_a(x), conv_b(x)) -> Relu: both conv outputs read by one node."""
+    rng = np.random.default_rng(11)
+    arrays = {"Wa": rng.standard_normal((3, 2, 3, 3)), "Wb": rng.standard_normal((3, 2, 3, 3))}
+    nodes = [helper.make_node("Conv", ["x", "Wa"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "Wb"], ["b"], pads=[1, 1, 1, 1]),
+             helper.make_node(op_type, ["a", "b"], ["s"], **attributes),
+             helper.make_node("Relu", ["s"], ["y"])]
+    return _graph_model(nodes, ["N", 2, 5, 4], arrays)
+
+
+@pytest.mark.parametrize("op_type, attributes", [("Add", {}), ("Sum", {}),
+                                                 ("Concat", {"axis": 0}),
+                                                 ("Concat", {"axis": 1})])
+def test_two_convolutions_joined_by_one_node_match_onnxruntime(op_type, attributes):
+    """An Add of two conv outputs is fused into the first conv only (the second runs alone);
+    a Concat along the batch axis is not a channel concat and runs unfused."""
+    proto = _two_convs_joined_by(op_type, **attributes)
+    x = np.random.default_rng(12).standard_normal((2, 2, 5, 4)).astype(np.float32)
+    net = autograd.onnx.load(proto)
+    with autograd.no_grad():
+        ours = net(x).to_numpy()
+    expected = _onnxruntime(proto, x)
+    assert ours.shape == expected.shape
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
