@@ -78,8 +78,8 @@ def _conv(context, node, inputs):
     w = context.tensor(w, x)
     b = _static(inputs, 2)
     b = None if b is None else context.tensor(b, x)
+    images, was_sequence = _as_images(x)            # refuses what is not 1-D or 2-D first
     _check_conv(node, x, w, b)
-    images, was_sequence = _as_images(x)
     if was_sequence:
         w = ops.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
     spatial = x.ndim - 2

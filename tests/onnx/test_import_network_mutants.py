@@ -342,6 +342,21 @@ def test_a_conv_weight_or_bias_of_the_wrong_shape_is_named_word_for_word(
     assert str(caught.value) == f"autograd.onnx: Conv 'c1': {expected}"
 
 
+@pytest.mark.parametrize("record", [True, False])
+def test_a_3d_conv_is_refused_as_a_3d_window_before_any_shape_check(record):
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="c1")], "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, (1, 2, 3, 3, 3))],
+        [helper.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(np.ones((4, 2, 1, 1, 1), np.float32), "w")])
+    net = autograd.onnx.load(helper.make_model(graph))
+    with pytest.raises(ValueError) as caught:
+        with autograd.enable_grad() if record else autograd.no_grad():
+            net(np.ones((1, 2, 3, 3, 3), np.float32))
+    assert str(caught.value) == ("autograd.onnx: only 1-D and 2-D windows are supported, got "
+                                 "an input of shape (1, 2, 3, 3, 3)")
+
+
 @pytest.mark.parametrize("x_shape, w_shape, expected", [
     ((1, 3, 5, 5), (4, 2, 3, 3), "expected x of shape (N, 2, H, W), got (1, 3, 5, 5)"),
     ((1, 3, 7), (4, 2, 3), "expected x of shape (N, 2, L), got (1, 3, 7)")])
