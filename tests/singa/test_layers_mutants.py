@@ -11,26 +11,14 @@ import autograd
 import autograd.singa
 from autograd import Tensor
 from autograd.singa import layers
-from tests.singa.test_cudnn_rnn_mask import numpy_cell as cell
-
+from tests.singa.test_cudnn_rnn_mask import numpy_cell as cell, numpy_padded_rnn
 
 
 def numpy_cudnn(net, x, hx, cx):
-    """cuDNN's stacked, bidirectional RNN over x (seq, batch, input): every step's output."""
+    """cuDNN's stacked, bidirectional RNN over x (seq, batch, input): every step's output (the
+    padded reference with every sequence full length)."""
     mode = "tanh" if net.rnn_mode == "vanilla" else net.rnn_mode
-    steps, batch, _ = x.shape
-    hidden, directions = net.hidden_size, net.directions
-    for layer_index in range(net.num_layers):
-        out = np.zeros((steps, batch, directions * hidden))
-        for direction in range(directions):
-            index = layer_index * directions + direction
-            state = (hx[index], cx[index])
-            order = range(steps) if direction == 0 else reversed(range(steps))
-            for t in order:
-                state = cell(mode, getattr(net, f"rnn_{index}"), x[t], state)
-                out[t, :, direction * hidden:(direction + 1) * hidden] = state[0]
-        x = out
-    return x
+    return numpy_padded_rnn(net, mode, x, [x.shape[0]] * x.shape[1], hx, cx)
 
 
 @pytest.mark.parametrize("mode", ["lstm", "gru", "tanh", "vanilla", "relu"])
