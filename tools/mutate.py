@@ -408,8 +408,9 @@ def run_mutmut(args, workdir, modules, chosen=(), report=None):
     if report is not None:
         report.update(mutants=len(statuses), seconds=round(seconds), counted=len(counted_all),
                       killed=sum(v in KILLED for v in counted_all))
-    print(f"\n{len(statuses)} mutants in {seconds:.0f} s "
-          f"({seconds / max(len(statuses), 1):.2f} s each)")
+    ran = len(chosen) or len(statuses)       # a rerun's time is its named mutants', not the run's
+    print(f"\n{ran} mutants in {seconds:.0f} s ({seconds / ran:.2f} s each)"
+          + (f"; the run has {len(statuses)}" if ran != len(statuses) else ""))
     for module in modules:
         mine = {k: v for k, v in statuses.items() if module_of(k, modules) == module}
         counted = [v for v in mine.values() if v in COUNTED]
