@@ -1,5 +1,5 @@
-"""The BLAS routines NumPy does not expose: ``axpy`` (y += a x), ``ger`` (A += a x y^T) and
-``gemm`` with ``beta`` (C = A B + beta C), for contiguous float32/float64 NumPy arrays.
+"""The BLAS routines NumPy does not expose: ``axpy`` (y += a x) and ``gemm`` with ``beta``
+(C = A B + beta C), for contiguous float32/float64 NumPy arrays.
 
 They are called in NumPy's own OpenBLAS through ctypes where it is found (NumPy's wheels export
 ``scipy_cblas_*64_``), so that they share its thread pool, its thread count and the short spin
@@ -45,7 +45,7 @@ def _numpy_openblas():
         except OSError:
             continue
         if all(hasattr(library, f"scipy_cblas_{p}{n}64_") for p in "sd"
-               for n in ("axpy", "ger", "gemm")):
+               for n in ("axpy", "gemm")):
             return library
     return None
 
@@ -62,15 +62,11 @@ def _load():
             axpy_ = getattr(library, f"scipy_cblas_{prefix}axpy64_")
             axpy_.argtypes = [index, scalar, pointer, index, pointer, index]
             axpy_.restype = None
-            ger_ = getattr(library, f"scipy_cblas_{prefix}ger64_")
-            ger_.argtypes = [ctypes.c_int, index, index, scalar, pointer, index, pointer,
-                             index, pointer, index]
-            ger_.restype = None
             gemm_ = getattr(library, f"scipy_cblas_{prefix}gemm64_")
             gemm_.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, index, index, index,
                               scalar, pointer, index, pointer, index, scalar, pointer, index]
             gemm_.restype = None
-            routines["axpy", dtype], routines["ger", dtype] = axpy_, ger_
+            routines["axpy", dtype] = axpy_
             routines["gemm", dtype] = gemm_
         routines["kind"] = "numpy"
     try:
@@ -83,7 +79,7 @@ def _load():
     elif blas is not None:
         for prefix, dtype in (("s", np.float32), ("d", np.float64)):
             dtype = np.dtype(dtype)
-            for name in ("axpy", "ger", "gemm"):
+            for name in ("axpy", "gemm"):
                 routines[name, dtype] = getattr(blas, prefix + name)
         routines["kind"] = "scipy"
     _routines = routines
@@ -124,32 +120,10 @@ def axpy(alpha, x, y):
     return True
 
 
-def ger(x, y, a):
-    """a += x y^T for a C-contiguous a (m, n) and 1-D x (m,), y (n,); False where no BLAS
-    routine applies."""
-    routines = _routines if _routines is not None else _load()
-    function = routines.get(("ger", a.dtype))
-    if function is None:
-        return False
-    if routines["kind"] == "numpy":
-        steps = []
-        for vector in (x, y):
-            step, rest = divmod(vector.strides[0], vector.itemsize)
-            if step <= 0 or rest:
-                return False
-            steps.append(step)
-        function(_ROW_MAJOR, a.shape[0], a.shape[1], 1.0, _address(x), steps[0],
-                 _address(y), steps[1], _address(a), a.shape[1])
-        return True
-    result = function(1.0, y, x, a=a.T, overwrite_a=1)        # a^T is Fortran-ordered
-    if _address(result) != _address(a):
-        np.copyto(a.T, result)
-    return True
-
-
-def gemm(a, b, c):
-    """c = a @ b + c for 2-D a (m, k), b (k, n) and a C-contiguous c (m, n), all of one float
-    dtype; False where no BLAS routine applies."""
+def gemm(a, b, c, beta=1.0):
+    """c = a @ b + beta * c for 2-D a (m, k), b (k, n) and a C-contiguous c (m, n), all of one
+    float dtype; False where no BLAS routine applies. With beta = 0, c's old values are not
+    read (BLAS's rule), so c may be an uninitialised buffer."""
     routines = _routines if _routines is not None else _load()
     function = routines.get(("gemm", c.dtype))
     if function is None:
@@ -168,10 +142,10 @@ def gemm(a, b, c):
         m, k = a.shape
         n = b.shape[1]
         function(_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, _address(a), max(lda, 1),
-                 _address(b), max(ldb, 1), 1.0, _address(c), max(n, 1))
+                 _address(b), max(ldb, 1), beta, _address(c), max(n, 1))
         return True
     # c^T = b^T a^T + c^T: c^T is Fortran-ordered, so BLAS writes c in place
-    result = function(1.0, b.T, a.T, beta=1.0, c=c.T, overwrite_c=1)
+    result = function(1.0, b.T, a.T, beta=beta, c=c.T, overwrite_c=1)
     if _address(result) != _address(c):
         np.copyto(c.T, result)
     return True

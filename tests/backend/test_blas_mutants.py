@@ -1,8 +1,7 @@
 """Where the backend's mutation run found autograd/backend/blas.py's tests blind
 (docs/testing.md): which library is found and loaded (NumPy's bundled OpenBLAS, checked against
-the file found here on disk), the kind it reports, the load done once, SciPy missing, a
-broadcast (stride 0) vector in ``ger``, and SciPy's wrappers handing back a copy instead of
-writing in place. Values against NumPy formulas."""
+the file found here on disk), the kind it reports, the load done once, SciPy missing, and
+SciPy's wrappers handing back a copy instead of writing in place. Values against NumPy formulas."""
 import ctypes
 import glob
 import io
@@ -23,7 +22,7 @@ def _bundled_openblas():
         for path in sorted(glob.glob(os.path.join(root, folder, "*openblas*.so*"))):
             library = ctypes.CDLL(path)
             if all(hasattr(library, f"scipy_cblas_{p}{n}64_") for p in "sd"
-                   for n in ("axpy", "ger", "gemm")):
+                   for n in ("axpy", "gemm")):
                 return path
     return None
 
@@ -86,7 +85,7 @@ def test_numpys_openblas_serves_the_routines_and_says_so(unloaded):
     assert blas.library_kind() == "numpy"
     bundled = ctypes.CDLL(BUNDLED)
     for prefix, dtype in (("s", np.float32), ("d", np.float64)):
-        for name in ("axpy", "ger", "gemm"):
+        for name in ("axpy", "gemm"):
             called = ctypes.cast(blas._routines[name, np.dtype(dtype)], ctypes.c_void_p)
             own = ctypes.cast(getattr(bundled, f"scipy_cblas_{prefix}{name}64_"),
                               ctypes.c_void_p)
@@ -135,11 +134,11 @@ def test_with_neither_library_every_routine_declines(unloaded, monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy.linalg", None)
     monkeypatch.setattr(blas, "_numpy_openblas", lambda: None)
     assert blas.library_kind() is None
-    y, a, c = np.ones(300), np.ones((3, 4)), np.ones((3, 4))
+    y, c = np.ones(300), np.ones((3, 4))
     assert not blas.axpy(1.0, np.ones(300), y)
-    assert not blas.ger(np.ones(3), np.ones(4), a)
     assert not blas.gemm(np.ones((3, 2)), np.ones((2, 4)), c)
-    assert (y == 1).all() and (a == 1).all() and (c == 1).all()
+    assert not blas.gemm(np.ones((3, 2)), np.ones((2, 4)), c, beta=0.0)
+    assert (y == 1).all() and (c == 1).all()
 
 
 @pytest.fixture(params=["numpy", "scipy"])
@@ -150,25 +149,6 @@ def either_library(request, unloaded, monkeypatch):
         pytest.importorskip("scipy")
         monkeypatch.setattr(blas, "_numpy_openblas", lambda: None)
     return request.param
-
-
-@pytest.mark.parametrize("which", ["x", "y"])
-def test_ger_with_a_broadcast_vector_adds_the_outer_product(either_library, which):
-    """A stride-0 vector (np.broadcast_to, e.g. the (m, 1) column of a broadcast operand): NumPy's
-    OpenBLAS must not be given increment 0 (``step <= 0`` declines it); the result is
-    a + outer(x, y) either way."""
-    rng = np.random.default_rng(5)
-    x, y = rng.standard_normal(40), rng.standard_normal(60)
-    if which == "x":
-        x = np.broadcast_to(np.float64(1.25), (40,))
-    else:
-        y = np.broadcast_to(np.float64(-0.5), (60,))
-    a0 = rng.standard_normal((40, 60))
-    a = a0.copy()
-    if not blas.ger(x, y, a):
-        a += np.multiply.outer(x, y)          # what its caller does when it declines
-    np.testing.assert_allclose(a, a0 + np.multiply.outer(np.asarray(x), np.asarray(y)),
-                               rtol=1e-13, atol=1e-13)
 
 
 def _returning_copies(monkeypatch, name, flag):
@@ -182,20 +162,6 @@ def _returning_copies(monkeypatch, name, flag):
             kwargs[flag] = 0
             return _original(*args, **kwargs)
         monkeypatch.setitem(routines, (name, dtype), copying)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_scipy_ger_handing_back_a_copy_is_copied_into_a(unloaded, monkeypatch, dtype):
-    """The copy-back branch of ger's SciPy path (never taken while SciPy writes in place)."""
-    pytest.importorskip("scipy")
-    monkeypatch.setattr(blas, "_numpy_openblas", lambda: None)
-    _returning_copies(monkeypatch, "ger", "overwrite_a")
-    rng = np.random.default_rng(6)
-    x, y = rng.standard_normal(30).astype(dtype), rng.standard_normal(20).astype(dtype)
-    a0 = rng.standard_normal((30, 20)).astype(dtype)
-    a = a0.copy()
-    assert blas.ger(x, y, a)
-    np.testing.assert_allclose(a, a0 + np.outer(x, y).astype(np.float64), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

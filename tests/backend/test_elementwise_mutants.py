@@ -32,7 +32,9 @@ def test_relu_builds_a_zero_row_for_each_new_dtype_and_matches_maximum(fresh_zer
     or typed wrong (one row under ``None`` for every dtype, a float64 row for every dtype):
     an integer array then meets a float row, which NumPy refuses to cast back to int."""
     rng = np.random.default_rng(4)
-    length = 3 * elementwise.ZERO_ROW_LENGTH + 52          # whole rows and a ragged tail
+    # 3 x length over ZERO_ROW_MIN_SIZE (the zero rows' path): whole rows and a ragged tail
+    length = elementwise.ZERO_ROW_MIN_SIZE // 3 + 52
+    assert (3 * length) % elementwise.ZERO_ROW_LENGTH
     for dtype in (np.float32, np.int32, np.float64, np.int64):
         x = (rng.standard_normal((3, length)) * 100).astype(dtype)
         x[0, :5] = 0

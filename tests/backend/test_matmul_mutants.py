@@ -10,13 +10,13 @@ from autograd.backend import blas, matmul, numpy_kernels
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.complex128])
 def test_a_large_outer_product_of_non_floats_is_written(dtype):
-    """(m, 1) @ (1, n) over matmul._GER_MIN_SIZE products: ger has no integer or complex
-    routine, so _outer_by_ger declines and the broadcast multiply must write out (the
+    """(m, 1) @ (1, n) over matmul._OUTER_BY_BLAS_MIN_SIZE products: BLAS has no integer or complex
+    GEMM, so _outer_by_gemm declines and the broadcast multiply must write out (the
     cached buffer it would otherwise return holds old values)."""
     rng = np.random.default_rng(1)
     a = rng.integers(-50, 50, (300, 1)).astype(dtype)
     b = rng.integers(-50, 50, (1, 400)).astype(dtype)
-    assert a.shape[0] * b.shape[1] >= matmul._GER_MIN_SIZE
+    assert a.shape[0] * b.shape[1] >= matmul._OUTER_BY_BLAS_MIN_SIZE
     for _ in range(2):
         dirty = numpy_kernels.matmul(np.full((300, 1), 3, dtype), np.full((1, 400), 7, dtype))
         del dirty
@@ -57,9 +57,10 @@ def gemm_calls(monkeypatch):
     calls = []
     real = blas.gemm
 
-    def recorded(a, b, c):
-        calls.append((a.shape, b.shape))
-        return real(a, b, c)
+    def recorded(a, b, c, beta=1.0):
+        if beta == 1.0:                # matmul's outer products ask for beta = 0
+            calls.append((a.shape, b.shape))
+        return real(a, b, c, beta)
     monkeypatch.setattr(matmul.blas, "gemm", recorded)
     return calls
 

@@ -118,9 +118,11 @@ def test_relu_gradient_is_zero_at_zero_and_keeps_dy_elsewhere():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("size", [511, 512, 513, 3 * 512 + 7, 300_001])
+@pytest.mark.parametrize("size", [511, 512, 513, 3 * 512 + 7, (1 << 14) - 1, 1 << 14,
+                                  (1 << 14) + 513, 300_001])
 def test_relu_over_zero_rows_matches_where_on_every_size_and_strides(size, dtype):
-    # sizes around the broadcast zero row's length, one large enough to split over threads
+    # sizes around the broadcast zero row's length and the size from which it is taken
+    # (ZERO_ROW_MIN_SIZE), one large enough to split over threads
     rng = np.random.default_rng(size)
     data = rng.standard_normal(size).astype(dtype)
     data[::97] = np.nan
