@@ -5,10 +5,11 @@ import pytest
 import scipy.special
 
 import autograd
+from autograd.backend.elementwise import ERF_CHUNK
 from autograd.operations import special
 
 
-@pytest.mark.parametrize("shape", [(40000,), (3, 7001), (130, 257)])
+@pytest.mark.parametrize("shape", [(40000,), (3, 7001), (130, 257), (3 * ERF_CHUNK + 7,)])
 def test_float32_erf_is_within_7e_7_of_the_exact_values(shape):
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(shape) * 3).astype(np.float32)
@@ -25,8 +26,9 @@ def test_non_contiguous_input():
                                atol=7e-7)
 
 
-def test_gelu_on_a_large_float32_array_matches_the_float64_formula():
-    x = np.random.default_rng(1).standard_normal((96, 512)).astype(np.float32) * 4
+@pytest.mark.parametrize("shape", [(96, 512), (3, ERF_CHUNK + 11)])    # one chunk, several
+def test_gelu_on_a_large_float32_array_matches_the_float64_formula(shape):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 4
     t = autograd.Tensor(data=x, stores_grad=True)
     y = autograd.gelu(t)
     grad = autograd.gradients(autograd.sum(y))[t].to_numpy()

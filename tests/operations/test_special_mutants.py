@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 import scipy.special
 
+from autograd.backend.elementwise import ERF_CHUNK as CHUNK
 from autograd.operations import special
-
-CHUNK = 16384          # autograd/backend/elementwise.py's ERF_CHUNK
 
 
 @pytest.mark.parametrize("size", [5, CHUNK, 3 * CHUNK + 7])
