@@ -276,6 +276,12 @@ def format_table(results):
                  for k in ("autograd/floor", "autograd/torch")]
         lines.append(f"{name:<10} {'':<6} {cells[0]:>10} {cells[1]:>10} {cells[2]:>10} "
                      f"{shown[0]:>9} {shown[1]:>9}")
+    stolen = [f"{name} {row['stolen_s']:.1f} s of {row['wall_s']:.0f} s"
+              for name, row in results["workloads"].items()
+              if (row.get("stolen_s") or 0) >= 0.1]
+    if stolen:
+        lines.append("CPU time the host took from this machine during a workload (its figures "
+                     "are disturbed): " + ", ".join(stolen))
     mem = results.get("memory")
     if mem is not None:
         if mem["status"] == "ok":
@@ -299,6 +305,19 @@ def format_table(results):
         lines.append("not measured:")
         lines.extend(notes)
     return "\n".join(lines)
+
+
+def stolen_seconds(path="/proc/stat"):
+    """CPU time the host has taken from this virtual machine since boot (the ``steal`` column
+    of Linux's /proc/stat, all CPUs together), in seconds; None where it cannot be read. A
+    run's share of it says how much a hypervisor's other guests disturbed the timings, which
+    the load average inside the machine does not show."""
+    try:
+        with open(path) as stat:
+            fields = stat.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, AttributeError):
+        return None
 
 
 def _load_average():
@@ -342,9 +361,11 @@ def main(argv=None):
     for workload in WORKLOADS:
         if workload.NAME in selected:
             print(f"running {workload.NAME}: {workload.DESCRIPTION} ...", flush=True)
-            started = time.perf_counter()
+            started, stolen = time.perf_counter(), stolen_seconds()
             row = results["workloads"][workload.NAME] = run_workload(workload, args, torch)
             row["wall_s"] = round(time.perf_counter() - started, 2)
+            after = stolen_seconds()
+            row["stolen_s"] = None if None in (stolen, after) else round(after - stolen, 2)
     if memory.NAME in selected:
         print(f"running {memory.NAME}: {memory.DESCRIPTION} ...", flush=True)
         results["memory"] = run_memory(args)

@@ -98,6 +98,7 @@ def test_quick_suite_reports_every_workload(tmp_path):
     assert list(results["workloads"]) == [w.NAME for w in WORKLOADS]
     for name, row in results["workloads"].items():
         assert ROW_KEYS <= set(row), name
+        assert row["stolen_s"] is None or row["stolen_s"] >= 0, name
         assert row["floor"] > 0 and row["status"]["floor"] == "ok"
         assert name in output
         if row["status"]["autograd"].startswith("missing: "):
@@ -114,6 +115,32 @@ def test_quick_suite_reports_every_workload(tmp_path):
     if memory["status"] == "ok":
         assert memory["grows"] is False, memory
         assert memory["live_operations"][0] == memory["live_operations"][1]
+
+
+def test_stolen_seconds_reads_the_steal_column_of_proc_stat(tmp_path):
+    from benchmarks import run
+    stat = tmp_path / "stat"
+    ticks = os.sysconf("SC_CLK_TCK")
+    stat.write_text(f"cpu  100 5 30 900 7 0 2 {3 * ticks} 0 0\ncpu0 50 2 15 450 3 0 1 1 0 0\n")
+    assert run.stolen_seconds(str(stat)) == 3.0
+    stat.write_text("cpu  100 5 30\n")                  # a kernel without the column
+    assert run.stolen_seconds(str(stat)) is None
+    assert run.stolen_seconds(str(tmp_path / "absent")) is None
+
+
+def test_the_table_names_the_workloads_the_host_took_cpu_from():
+    from benchmarks import run
+    row = {"unit": "ms", "status": {name: "ok" for name in run.IMPLEMENTATIONS},
+           "autograd": 2.0, "floor": 1.0, "torch": 4.0, "autograd/floor": 2.0,
+           "autograd/torch": 0.5, "float32": "ok", "wall_s": 40.0}
+    quiet = dict(row, stolen_s=0.05)
+    table = run.format_table({"workloads": {"lstm_lm": dict(row, stolen_s=2.5), "mlp_b1": quiet,
+                                            "tape": dict(row, stolen_s=None)}})
+    steal = [line for line in table.splitlines() if "the host took" in line]
+    assert len(steal) == 1 and "lstm_lm 2.5 s of 40 s" in steal[0]
+    assert "mlp_b1" not in steal[0] and "tape" not in steal[0]
+    assert not any("the host took" in line for line in
+                   run.format_table({"workloads": {"mlp_b1": quiet}}).splitlines())
 
 
 def test_only_one_workload_without_torch_says_na(tmp_path):
