@@ -196,11 +196,13 @@ def _floating(*tensors):
     dtype = None
     mixed = False
     for t in tensors:          # a plain loop: two generators cost ~3 us of a ~20 us small op
-        kind = t.data.dtype.kind
-        if kind != "f":
+        # t.dtype, not t.data.dtype: an ndarray given where a Tensor belongs must reach the
+        # Operation, whose error names it (an ndarray's .data is a memoryview)
+        t_dtype = t.dtype
+        if t_dtype.kind != "f":
             mixed = True
         elif dtype is None:
-            dtype = t.data.dtype
+            dtype = t_dtype
     if dtype is None or not mixed:
         return tensors
     return [t if t.dtype.kind == "f" else as_tensor_like(t.data.astype(dtype), t, "")
