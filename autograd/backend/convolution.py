@@ -49,6 +49,9 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     context.geometry, context.pads = geometry, pads
     context.input_shape, context.weight_shape = x.shape, W.shape
     context.has_bias = b is not None
+    if not needs and _small_single_image(x, W, geometry, pads):
+        context.winograd = False
+        return _forward_small_image(x, W, b, geometry, pads), context
     pads_h, pads_w = pads
     context.winograd = allow_winograd and winograd.applies(
         x, W, geometry.stride, geometry.dilation, geometry.groups, pads_h, pads_w)
@@ -60,6 +63,43 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
             threads.elementwise(_add, y, y, bias)
         return y, context
     return _forward_by_columns(context, x, W, b, needs), context
+
+
+# A no-grad forward of one image whose column matrix has at most this many elements takes
+# _forward_small_image: one copy into the columns and one GEMM, ~30-70 us where the batched
+# path's layout, thread and buffer steps cost 130-190 us; from ~28K elements the batched
+# path's threaded copy is faster (benchmarks/NOTES.md, twelfth session).
+SMALL_IMAGE_COLUMNS = 1 << 14
+
+
+def _small_single_image(x, W, geometry, pads):
+    if type(x) is not np.ndarray or x.shape[0] != 1 or geometry.groups != 1:
+        return False
+    out_h, out_w = geometry.output_size(x.shape[2:], pads)
+    return out_h * out_w * W.shape[1] * W.shape[2] * W.shape[3] <= SMALL_IMAGE_COLUMNS
+
+
+def _forward_small_image(x, W, b, geometry, pads):
+    """y = conv2d(x, W) + b of one image x (1, C, H, W), nothing to differentiate: the windows
+    of the padded image copied once into columns (OH * OW, C * kh * kw), y = W (O, C * kh * kw)
+    @ columns^T, which is (O, OH * OW): y (1, O, OH, OW) in C order."""
+    (top, bottom), (left, right) = pads
+    _, channels, height, width = x.shape
+    image = x[0]
+    if top or bottom or left or right:
+        image = np.zeros((channels, height + top + bottom, width + left + right), x.dtype)
+        image[:, top:top + height, left:left + width] = x[0]
+    (kh, kw), (sh, sw), (dh, dw) = geometry.kernel, geometry.stride, geometry.dilation
+    out_h, out_w = geometry.output_size(x.shape[2:], pads)
+    step_c, step_h, step_w = image.strides
+    windows = np.lib.stride_tricks.as_strided(
+        image, (out_h, out_w, channels, kh, kw),
+        (step_h * sh, step_w * sw, step_c, step_h * dh, step_w * dw), writeable=False)
+    cols = windows.reshape(out_h * out_w, channels * kh * kw)         # the one copy
+    y = np.matmul(W.reshape(W.shape[0], -1), cols.T)
+    if b is not None:
+        y += b.reshape(-1, 1).astype(y.dtype, copy=False)
+    return y.reshape(1, W.shape[0], out_h, out_w)
 
 
 def _forward_by_winograd(context, x, W, needs):
