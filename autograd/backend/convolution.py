@@ -38,7 +38,7 @@ class ConvolutionContext:
     """What backward needs from forward (kept by the Operation as its saved state)."""
 
     __slots__ = ("geometry", "pads", "winograd", "saved", "input_shape", "weight_shape",
-                 "padded_shape", "out_size", "batch_last_tiles", "has_bias")
+                 "padded_shape", "out_size", "batch_last_tiles", "has_bias", "small_image")
 
 
 def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
@@ -49,12 +49,16 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     context.geometry, context.pads = geometry, pads
     context.input_shape, context.weight_shape = x.shape, W.shape
     context.has_bias = b is not None
-    if not needs and _small_single_image(x, W, geometry, pads):
-        context.winograd = False
-        return _forward_small_image(x, W, b, geometry, pads), context
     pads_h, pads_w = pads
     context.winograd = allow_winograd and winograd.applies(
         x, W, geometry.stride, geometry.dilation, geometry.groups, pads_h, pads_w)
+    context.small_image = not context.winograd and _small_single_image(x, W, geometry, pads)
+    if context.small_image:
+        y, cols = _forward_small_image(x, W, b, geometry, pads)
+        needs = needs or (False, False)
+        context.saved = (cols if needs[1] else None, W if needs[0] else None)
+        context.out_size = y.shape[2:]
+        return y, context
     if context.winograd:
         y = _forward_by_winograd(context, x, W, needs)
         if b is not None:
@@ -65,10 +69,10 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     return _forward_by_columns(context, x, W, b, needs), context
 
 
-# A no-grad forward of one image whose column matrix has at most this many elements takes
-# _forward_small_image: one copy into the columns and one GEMM, ~30-70 us where the batched
-# path's layout, thread and buffer steps cost 130-190 us; from ~28K elements the batched
-# path's threaded copy is faster (benchmarks/NOTES.md, twelfth session).
+# One image whose column matrix has at most this many elements takes _forward_small_image
+# and _gradients_small_image: one copy into the columns and one GEMM, ~30-70 us for a forward
+# where the batched path's layout, thread and buffer steps cost 130-190 us; from ~28K
+# elements the batched path's threaded copy is faster (benchmarks/NOTES.md, twelfth session).
 SMALL_IMAGE_COLUMNS = 1 << 14
 
 
@@ -80,9 +84,9 @@ def _small_single_image(x, W, geometry, pads):
 
 
 def _forward_small_image(x, W, b, geometry, pads):
-    """y = conv2d(x, W) + b of one image x (1, C, H, W), nothing to differentiate: the windows
-    of the padded image copied once into columns (OH * OW, C * kh * kw), y = W (O, C * kh * kw)
-    @ columns^T, which is (O, OH * OW): y (1, O, OH, OW) in C order."""
+    """y = conv2d(x, W) + b of one image x (1, C, H, W) and its columns: the windows of the
+    padded image copied once into columns (OH * OW, C * kh * kw), y = W (O, C * kh * kw) @
+    columns^T, which is (O, OH * OW): y (1, O, OH, OW) in C order."""
     (top, bottom), (left, right) = pads
     _, channels, height, width = x.shape
     image = x[0]
@@ -99,7 +103,33 @@ def _forward_small_image(x, W, b, geometry, pads):
     y = np.matmul(W.reshape(W.shape[0], -1), cols.T)
     if b is not None:
         y += b.reshape(-1, 1).astype(y.dtype, copy=False)
-    return y.reshape(1, W.shape[0], out_h, out_w)
+    return y.reshape(1, W.shape[0], out_h, out_w), cols
+
+
+def _gradients_small_image(context, dy, needs):
+    """dx and dW (None where not wanted) of :func:`_forward_small_image`'s convolution, with dy
+    as rows (O, OH * OW): dW = rows @ columns; dcolumns = rows^T @ W, each kernel offset's
+    block added back into the padded image at its strided place (col2im), the padding cut."""
+    cols, W = context.saved            # each kept only where its gradient needs it
+    out_channels = context.weight_shape[0]
+    rows = dy.reshape(out_channels, -1)
+    dW = np.matmul(rows, cols).reshape(context.weight_shape) if needs[1] else None
+    if not needs[0]:
+        return None, dW
+    _, channels, height, width = context.input_shape
+    (kh, kw), (sh, sw), (dh, dw) = (context.geometry.kernel, context.geometry.stride,
+                                    context.geometry.dilation)
+    out_h, out_w = context.out_size
+    dcols = np.matmul(rows.T, W.reshape(out_channels, -1)).reshape(out_h, out_w, channels, kh,
+                                                                      kw)
+    (top, bottom), (left, right) = context.pads
+    padded = np.zeros((channels, height + top + bottom, width + left + right), dcols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            block = dcols[:, :, :, i, j].transpose(2, 0, 1)         # (C, OH, OW)
+            padded[:, i * dh:i * dh + sh * (out_h - 1) + 1:sh,
+                   j * dw:j * dw + sw * (out_w - 1) + 1:sw] += block
+    return padded[None, :, top:top + height, left:left + width], dW
 
 
 def _forward_by_winograd(context, x, W, needs):
@@ -222,7 +252,9 @@ def backward(context, dy, needs):
     out_channels = dy.shape[1]
     groups = context.geometry.groups
     dx = dW = db = None
-    if context.winograd:
+    if context.small_image:
+        dx, dW = _gradients_small_image(context, dy, needs)
+    elif context.winograd:
         V, U = context.saved
         dx, dW = winograd.backward(V, U, dy, context.input_shape, *context.pads, needs,
                                    context.batch_last_tiles)

@@ -1,7 +1,7 @@
-"""The forward alone of one small image (convolution._forward_small_image: one copy into the
-columns and one GEMM) against the direct sum over kernel offsets, on every geometry, layout and
-dtype; and the rule that sends a forward there: one NumPy image, one group, nothing to
-differentiate, at most SMALL_IMAGE_COLUMNS elements of columns."""
+"""One small image's convolution (convolution._forward_small_image and _gradients_small_image:
+one copy into the columns and one GEMM) against the direct sums written here, forward and
+gradients, on every geometry, layout and dtype; and the rule that sends a convolution there:
+one NumPy image, one group, at most SMALL_IMAGE_COLUMNS elements of columns."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -35,6 +35,69 @@ def _stored(x, how):
     return x
 
 
+geometries = dict(
+    channels=st.integers(1, 4), out_channels=st.integers(1, 5),
+    kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    pads=st.tuples(st.tuples(st.integers(0, 2), st.integers(0, 2)),
+                   st.tuples(st.integers(0, 2), st.integers(0, 2))),
+    extra=st.tuples(st.integers(0, 5), st.integers(0, 5)), seed=st.integers(0, 99))
+
+
+def _image_size(kernel, dilation, pads, extra):
+    spans = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
+    return tuple(max(1, span - sum(pad)) + more for span, pad, more in zip(spans, pads, extra))
+
+
+@settings(max_examples=60, deadline=None)
+@given(needs=st.sampled_from([(True, True, True), (True, False), (False, True, False),
+                              (False, True, True)]), **geometries)
+def test_one_small_image_has_the_gradients_of_the_direct_convolution(
+        channels, out_channels, kernel, stride, dilation, pads, extra, seed, needs):
+    """dW[o, c, i, j] = sum of dy[o] * xpad[c] at the window offset (i, j); dx = each offset's
+    W[o, c, i, j] * dy[o] added back at its strided place of xpad, the padding cut; db = dy
+    summed per channel. float64, against loops over o, c, i, j."""
+    height, width = _image_size(kernel, dilation, pads, extra)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((1, channels, height, width))
+    W = rng.standard_normal((out_channels, channels) + kernel)
+    b = rng.standard_normal(out_channels) if len(needs) > 2 else None
+    geometry = ConvGeometry(kernel, stride, 0, dilation)
+    assert convolution._small_single_image(x, W, geometry, pads)
+    y, context = convolution.forward(x, W, b, geometry, pads, needs)
+    np.testing.assert_allclose(y, direct_conv(x, W, b, stride, dilation, pads, 1), rtol=1e-12,
+                               atol=1e-12)
+    columns, weights = context.saved       # each kept only for the gradient that needs it
+    assert (columns is not None) == needs[1] and (weights is not None) == needs[0]
+    dy = rng.standard_normal(y.shape)
+    dx, dW, db = convolution.backward(context, dy, needs)
+    (top, bottom), (left, right) = pads
+    xpad = np.pad(x[0], ((0, 0), (top, bottom), (left, right)))
+    out_h, out_w = y.shape[2:]
+    expected_dW = np.zeros(W.shape)
+    expected_dxpad = np.zeros(xpad.shape)
+    for o in range(out_channels):
+        for c in range(channels):
+            for i in range(kernel[0]):
+                for j in range(kernel[1]):
+                    rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (out_h - 1) + 1,
+                                 stride[0])
+                    cols = slice(j * dilation[1], j * dilation[1] + stride[1] * (out_w - 1) + 1,
+                                 stride[1])
+                    expected_dW[o, c, i, j] = (dy[0, o] * xpad[c, rows, cols]).sum()
+                    expected_dxpad[c, rows, cols] += W[o, c, i, j] * dy[0, o]
+    expected_dx = expected_dxpad[None, :, top:top + height, left:left + width]
+    for got, wanted, expected in ((dx, needs[0], expected_dx), (dW, needs[1], expected_dW)):
+        if wanted:
+            assert got.shape == expected.shape
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+        else:
+            assert got is None
+    if len(needs) > 2 and needs[2]:
+        np.testing.assert_allclose(db, dy.sum(axis=(0, 2, 3)), rtol=1e-12, atol=1e-12)
+
+
 @settings(max_examples=60, deadline=None)
 @given(channels=st.integers(1, 4), out_channels=st.integers(1, 5),
        kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)),
@@ -65,7 +128,7 @@ def test_one_small_image_is_the_direct_convolution(channels, out_channels, kerne
     np.testing.assert_allclose(y, expected, rtol=tolerance, atol=tolerance)
 
 
-def test_the_rule_sends_only_small_single_image_inference_there(small_calls):
+def test_the_rule_sends_only_one_small_single_group_image_there(small_calls):
     rng = np.random.default_rng(1)
     geometry = ConvGeometry(3, 1, 0, 1)
     pads = ((1, 1), (1, 1))
@@ -92,7 +155,7 @@ def test_the_rule_sends_only_small_single_image_inference_there(small_calls):
     small = rng.standard_normal((1, 16, 4, 4))
     assert run(small, W)
     assert not run(rng.standard_normal((2, 16, 4, 4)), W)            # two images
-    assert not run(small, W, needs=(False, True))                    # dW wanted
+    assert run(small, W, needs=(True, True))                         # training too
     grouped = ConvGeometry(3, 1, 0, 1, groups=2)
     assert not run(small, rng.standard_normal((8, 8, 3, 3)), geometry=grouped)
 
@@ -107,3 +170,19 @@ def test_an_integer_image_with_a_float_bias_takes_the_image_dtype():
                                        ((0, 0), (0, 0)), ())
     assert y.dtype == np.int64
     np.testing.assert_array_equal(y[0], reference[0])
+
+
+def test_a_layer_that_takes_winograd_keeps_it_for_one_small_image(monkeypatch):
+    """Winograd's rule comes first (in practice its wide layers are past the small limit);
+    with its thresholds lowered, one small image still goes to Winograd."""
+    from autograd.backend import winograd
+    monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
+    monkeypatch.setattr(winograd, "MIN_TILES", 1)
+    rng = np.random.default_rng(3)
+    x, W = rng.standard_normal((1, 2, 8, 8)), rng.standard_normal((3, 2, 3, 3))
+    pads = ((1, 1), (1, 1))
+    assert convolution._small_single_image(x, W, ConvGeometry(3), pads)
+    y, context = convolution.forward(x, W, None, ConvGeometry(3), pads, (True, True))
+    assert context.winograd and not context.small_image
+    np.testing.assert_allclose(y, direct_conv(x, W, None, (1, 1), (1, 1), pads, 1), rtol=1e-10,
+                               atol=1e-10)
