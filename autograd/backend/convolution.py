@@ -52,9 +52,10 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     pads_h, pads_w = pads
     context.winograd = allow_winograd and winograd.applies(
         x, W, geometry.stride, geometry.dilation, geometry.groups, pads_h, pads_w)
-    context.small_image = not context.winograd and _small_single_image(x, W, geometry, pads)
+    out_size = None if context.winograd else _small_image_output(x, W, geometry, pads)
+    context.small_image = out_size is not None
     if context.small_image:
-        y, cols = _forward_small_image(x, W, b, geometry, pads)
+        y, cols = _forward_small_image(x, W, b, geometry, pads, out_size)
         needs = needs or (False, False)
         context.saved = (cols if needs[1] else None, W if needs[0] else None)
         context.out_size = y.shape[2:]
@@ -76,29 +77,35 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
 SMALL_IMAGE_COLUMNS = 1 << 14
 
 
-def _small_single_image(x, W, geometry, pads):
+def _small_image_output(x, W, geometry, pads):
+    """(OH, OW) where x is one NumPy image of one group whose columns are small enough for
+    :func:`_forward_small_image`, else None."""
     if type(x) is not np.ndarray or x.shape[0] != 1 or geometry.groups != 1:
-        return False
+        return None
     out_h, out_w = geometry.output_size(x.shape[2:], pads)
-    return out_h * out_w * W.shape[1] * W.shape[2] * W.shape[3] <= SMALL_IMAGE_COLUMNS
+    if out_h * out_w * W.shape[1] * W.shape[2] * W.shape[3] > SMALL_IMAGE_COLUMNS:
+        return None
+    return out_h, out_w
 
 
-def _forward_small_image(x, W, b, geometry, pads):
+def _forward_small_image(x, W, b, geometry, pads, out_size):
     """y = conv2d(x, W) + b of one image x (1, C, H, W) and its columns: the windows of the
     padded image copied once into columns (OH * OW, C * kh * kw), y = W (O, C * kh * kw) @
     columns^T, which is (O, OH * OW): y (1, O, OH, OW) in C order."""
     (top, bottom), (left, right) = pads
     _, channels, height, width = x.shape
-    image = x[0]
     if top or bottom or left or right:
         image = np.zeros((channels, height + top + bottom, width + left + right), x.dtype)
         image[:, top:top + height, left:left + width] = x[0]
+    else:
+        image = np.ascontiguousarray(x[0])
     (kh, kw), (sh, sw), (dh, dw) = geometry.kernel, geometry.stride, geometry.dilation
-    out_h, out_w = geometry.output_size(x.shape[2:], pads)
+    out_h, out_w = out_size
     step_c, step_h, step_w = image.strides
-    windows = np.lib.stride_tricks.as_strided(
-        image, (out_h, out_w, channels, kh, kw),
-        (step_h * sh, step_w * sw, step_c, step_h * dh, step_w * dw), writeable=False)
+    # a read-only window view of the C-ordered image (np.ndarray over its buffer: a fifth of
+    # as_strided's cost, which builds an __array_interface__ each call)
+    windows = np.ndarray((out_h, out_w, channels, kh, kw), image.dtype, image,
+                         strides=(step_h * sh, step_w * sw, step_c, step_h * dh, step_w * dw))
     cols = windows.reshape(out_h * out_w, channels * kh * kw)         # the one copy
     y = np.matmul(W.reshape(W.shape[0], -1), cols.T)
     if b is not None:

@@ -64,7 +64,7 @@ def test_one_small_image_has_the_gradients_of_the_direct_convolution(
     W = rng.standard_normal((out_channels, channels) + kernel)
     b = rng.standard_normal(out_channels) if len(needs) > 2 else None
     geometry = ConvGeometry(kernel, stride, 0, dilation)
-    assert convolution._small_single_image(x, W, geometry, pads)
+    assert convolution._small_image_output(x, W, geometry, pads) is not None
     y, context = convolution.forward(x, W, b, geometry, pads, needs)
     np.testing.assert_allclose(y, direct_conv(x, W, b, stride, dilation, pads, 1), rtol=1e-12,
                                atol=1e-12)
@@ -119,7 +119,7 @@ def test_one_small_image_is_the_direct_convolution(channels, out_channels, kerne
     W = rng.standard_normal((out_channels, channels) + kernel).astype(dtype)
     b = rng.standard_normal(out_channels).astype(dtype) if bias else None
     geometry = ConvGeometry(kernel, stride, 0, dilation)
-    assert convolution._small_single_image(x, W, geometry, pads)
+    assert convolution._small_image_output(x, W, geometry, pads) is not None
     y, _ = convolution.forward(_stored(x, layout), W, b, geometry, pads, ())
     expected = direct_conv(x.astype(np.float64), W.astype(np.float64), b, stride, dilation,
                            pads, 1)
@@ -181,7 +181,7 @@ def test_a_layer_that_takes_winograd_keeps_it_for_one_small_image(monkeypatch):
     rng = np.random.default_rng(3)
     x, W = rng.standard_normal((1, 2, 8, 8)), rng.standard_normal((3, 2, 3, 3))
     pads = ((1, 1), (1, 1))
-    assert convolution._small_single_image(x, W, ConvGeometry(3), pads)
+    assert convolution._small_image_output(x, W, ConvGeometry(3), pads) is not None
     y, context = convolution.forward(x, W, None, ConvGeometry(3), pads, (True, True))
     assert context.winograd and not context.small_image
     np.testing.assert_allclose(y, direct_conv(x, W, None, (1, 1), (1, 1), pads, 1), rtol=1e-10,
