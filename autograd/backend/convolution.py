@@ -13,8 +13,10 @@ The bias rides in the forward GEMM (a row of ones under the columns, b as a weig
 y needs no pass of its own and the dW GEMM gives db as its last column.
 
 Wide 3x3, stride-1 layers on NumPy take Winograd F(4x4, 3x3) instead (winograd.py); the rule
-that picks it is :func:`winograd.applies`. benchmarks/NOTES.md has the measurements behind
-every choice here.
+that picks it is :func:`winograd.applies`. One small NumPy image (batch 1, columns of at most
+SMALL_IMAGE_COLUMNS elements) skips the batched path's layout, threads and buffer cache: its
+columns are one copy of its windows and y one GEMM, in C order (the latency of batch 1).
+benchmarks/NOTES.md has the measurements behind every choice here.
 
 >>> import numpy as np
 >>> from autograd.geometry import ConvGeometry
@@ -102,8 +104,8 @@ def _forward_small_image(x, W, b, geometry, pads, out_size):
     (kh, kw), (sh, sw), (dh, dw) = geometry.kernel, geometry.stride, geometry.dilation
     out_h, out_w = out_size
     step_c, step_h, step_w = image.strides
-    # a read-only window view of the C-ordered image (np.ndarray over its buffer: a fifth of
-    # as_strided's cost, which builds an __array_interface__ each call)
+    # the windows as a view of the C-ordered image (np.ndarray over its buffer: a fifth of
+    # as_strided's cost, which builds an __array_interface__ each call); never written
     windows = np.ndarray((out_h, out_w, channels, kh, kw), image.dtype, image,
                          strides=(step_h * sh, step_w * sw, step_c, step_h * dh, step_w * dw))
     cols = windows.reshape(out_h * out_w, channels * kh * kw)         # the one copy
