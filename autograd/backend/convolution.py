@@ -30,7 +30,7 @@ import numpy as np
 
 from ..device import get_array_module
 from . import buffer_cache, threads, winograd
-from .im2col import pad2d, offset_slice, columns
+from .im2col import pad2d, unpad2d, offset_slice, columns, window_view
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
@@ -57,10 +57,10 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     out_size = None if context.winograd else _small_image_output(x, W, geometry, pads)
     context.small_image = out_size is not None
     if context.small_image:
-        y, cols = _forward_small_image(x, W, b, geometry, pads, out_size)
+        y, cols, context.padded_shape = _forward_small_image(x, W, b, geometry, pads, out_size)
         needs = needs or (False, False)
         context.saved = (cols if needs[1] else None, W if needs[0] else None)
-        context.out_size = y.shape[2:]
+        context.out_size = out_size
         return y, context
     if context.winograd:
         y = _forward_by_winograd(context, x, W, needs)
@@ -91,54 +91,37 @@ def _small_image_output(x, W, geometry, pads):
 
 
 def _forward_small_image(x, W, b, geometry, pads, out_size):
-    """y = conv2d(x, W) + b of one image x (1, C, H, W) and its columns: the windows of the
-    padded image copied once into columns (OH * OW, C * kh * kw), y = W (O, C * kh * kw) @
-    columns^T, which is (O, OH * OW): y (1, O, OH, OW) in C order."""
-    (top, bottom), (left, right) = pads
-    _, channels, height, width = x.shape
-    if top or bottom or left or right:
-        image = np.zeros((channels, height + top + bottom, width + left + right), x.dtype)
-        image[:, top:top + height, left:left + width] = x[0]
-    else:
-        image = np.ascontiguousarray(x[0])
-    (kh, kw), (sh, sw), (dh, dw) = geometry.kernel, geometry.stride, geometry.dilation
-    out_h, out_w = out_size
-    step_c, step_h, step_w = image.strides
-    # the windows as a view of the C-ordered image (np.ndarray over its buffer: a fifth of
-    # as_strided's cost, which builds an __array_interface__ each call); never written
-    windows = np.ndarray((out_h, out_w, channels, kh, kw), image.dtype, image,
-                         strides=(step_h * sh, step_w * sw, step_c, step_h * dh, step_w * dw))
-    cols = windows.reshape(out_h * out_w, channels * kh * kw)         # the one copy
-    y = np.matmul(W.reshape(W.shape[0], -1), cols.T)
+    """y = conv2d(x, W) + b of one image x (1, C, H, W), its columns and the padded shape: the
+    padded image's windows copied once into columns (C * kh * kw, OH * OW), y = W (O, C * kh *
+    kw) @ columns, which is (O, OH * OW): y (1, O, OH, OW) in C order."""
+    padded = np.ascontiguousarray(pad2d(x, *pads))
+    cols = window_view(padded, geometry.kernel, out_size, geometry.stride,
+                       geometry.dilation).reshape(-1, out_size[0] * out_size[1])   # the copy
+    y = np.matmul(W.reshape(W.shape[0], -1), cols)
     if b is not None:
         y += b.reshape(-1, 1).astype(y.dtype, copy=False)
-    return y.reshape(1, W.shape[0], out_h, out_w), cols
+    return y.reshape((1, W.shape[0]) + tuple(out_size)), cols, padded.shape
 
 
 def _gradients_small_image(context, dy, needs):
     """dx and dW (None where not wanted) of :func:`_forward_small_image`'s convolution, with dy
-    as rows (O, OH * OW): dW = rows @ columns; dcolumns = rows^T @ W, each kernel offset's
+    as rows (O, OH * OW): dW = rows @ columns^T; dcolumns = W^T @ rows, each kernel offset's
     block added back into the padded image at its strided place (col2im), the padding cut."""
     cols, W = context.saved            # each kept only where its gradient needs it
+    geometry = context.geometry
     out_channels = context.weight_shape[0]
     rows = dy.reshape(out_channels, -1)
-    dW = np.matmul(rows, cols).reshape(context.weight_shape) if needs[1] else None
+    dW = np.matmul(rows, cols.T).reshape(context.weight_shape) if needs[1] else None
     if not needs[0]:
         return None, dW
-    _, channels, height, width = context.input_shape
-    (kh, kw), (sh, sw), (dh, dw) = (context.geometry.kernel, context.geometry.stride,
-                                    context.geometry.dilation)
-    out_h, out_w = context.out_size
-    dcols = np.matmul(rows.T, W.reshape(out_channels, -1)).reshape(out_h, out_w, channels, kh,
-                                                                      kw)
-    (top, bottom), (left, right) = context.pads
-    padded = np.zeros((channels, height + top + bottom, width + left + right), dcols.dtype)
+    (kh, kw), (out_h, out_w) = geometry.kernel, context.out_size
+    dcols = np.matmul(W.reshape(out_channels, -1).T, rows).reshape(-1, kh, kw, out_h, out_w)
+    dpadded = np.zeros(context.padded_shape, dcols.dtype)
     for i in range(kh):
         for j in range(kw):
-            block = dcols[:, :, :, i, j].transpose(2, 0, 1)         # (C, OH, OW)
-            padded[:, i * dh:i * dh + sh * (out_h - 1) + 1:sh,
-                   j * dw:j * dw + sw * (out_w - 1) + 1:sw] += block
-    return padded[None, :, top:top + height, left:left + width], dW
+            dpadded[offset_slice(i, j, out_h, out_w, geometry.stride,
+                                 geometry.dilation)] += dcols[:, i, j]
+    return unpad2d(dpadded, *context.pads), dW
 
 
 def _forward_by_winograd(context, x, W, needs):

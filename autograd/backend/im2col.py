@@ -14,6 +14,8 @@ padded input at row ``oh * stride + i * dilation`` and column ``ow * stride + j 
 """
 import math
 
+import numpy as np
+
 from ..device import get_array_module
 from . import buffer_cache, threads
 from ..geometry import axis_slice
@@ -31,6 +33,13 @@ def pad2d(x, pads_h, pads_w, value=0.0, axis_order=None):
     xp = get_array_module(x)
     n, c, h, w = x.shape
     top, left = pads_h[0], pads_w[0]
+    if axis_order is None and x.flags.c_contiguous and x.size < threads.MIN_PARALLEL_ELEMENTS:
+        # small and C-ordered (so the result is C-ordered too): one filled array and its
+        # interior written, without the layout and thread steps below, which cost 24.7 us
+        # against 2.7 for one 8x8 image
+        padded = xp.full((n, c, h + top + pads_h[1], w + left + pads_w[1]), value, x.dtype)
+        padded[:, :, top:top + h, left:left + w] = x
+        return padded
     order = axis_order or image_axis_order(x) or (0, 1, 2, 3)
     padded = buffer_cache.empty(xp, (n, c, h + top + pads_h[1], w + left + pads_w[1]), x.dtype, order)
     axis = split_image_axis(padded.shape, order)
@@ -82,6 +91,10 @@ def window_view(padded, kernel, out_size, stride, dilation):
     sn, sc, sh, sw = padded.strides
     shape = (n, c, kernel[0], kernel[1], out_size[0], out_size[1])
     strides = (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1])
+    if type(padded) is np.ndarray and padded.flags.c_contiguous:
+        # a view over its buffer: as_strided builds an __array_interface__ on every call
+        # (11.4 against 2.0 us)
+        return np.ndarray(shape, padded.dtype, padded, strides=strides)
     return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=strides)
 
 
