@@ -27,6 +27,9 @@ for needed in ("autograd/py.typed", "autograd/data/digits.npz"):
     assert needed in files, needed
 assert any(f.endswith("licenses/LICENSE") for f in files), sorted(files)
 assert any(f.endswith("DIGITS_LICENSE.txt") for f in files)
-print(f"wheel OK: tapegrad {autograd.__version__} from {where.parent}, digits {images.shape}")
+from autograd.backend import native
+assert native.available(), "the wheel was built without its compiled kernels"
+print(f"wheel OK: tapegrad {autograd.__version__} from {where.parent}, digits {images.shape}, "
+      f"kernels {native.instruction_set()}")
 PY
 "$work/venv/bin/python" -m autograd >/dev/null

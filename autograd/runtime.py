@@ -4,19 +4,22 @@
 no fork hook, no allocator setting. What the CPU backend needs is applied on its first use, and
 every setting here can also be made by hand, before or after:
 
-========================  =======================================  ===========================
-setting                   default                                  applied
-========================  =======================================  ===========================
-intra-op threads          ``AUTOGRAD_NUM_THREADS``, else           when a large pass first
-(:func:`set_num_threads`) ``OMP_NUM_THREADS``, else the usable     splits (the worker threads
-                          CPUs, at most 8                          and a fork hook start then)
-buffer cache              1 GiB of reused host buffers for the     first large array kept
-(:func:`set_cache_limit`) large arrays of a step
-glibc malloc thresholds   grown as after freeing one 32 MiB        the first time the buffer
-(:func:`tune_allocator`)  block (keeps up to 64 MiB of freed       cache keeps a buffer, unless
-                          heap instead of re-faulting pages)       ``configure(allocator_tuning
-                                                                   =False)`` came first
-========================  =======================================  ===========================
+==============================  =======================================  =============================
+setting                         default                                  applied
+==============================  =======================================  =============================
+intra-op threads                ``AUTOGRAD_NUM_THREADS``, else           when a large pass first
+(:func:`set_num_threads`)       ``OMP_NUM_THREADS``, else the usable     splits (the worker threads
+                                CPUs, at most 8                          and a fork hook start then)
+buffer cache                    1 GiB of reused host buffers for the     first large array kept
+(:func:`set_cache_limit`)       large arrays of a step
+glibc malloc thresholds         grown as after freeing one 32 MiB        the first time the buffer
+(:func:`tune_allocator`)        block (keeps up to 64 MiB of freed       cache keeps a buffer, unless
+                                heap instead of re-faulting pages)       ``configure(allocator_tuning
+                                                                         =False)`` came first
+compiled kernels                on where ``pip install`` built them      when the module loads
+(:func:`use_native_kernels`)    (``backend/csrc``, for float32 NumPy     (nothing else changes)
+                                arrays), else the portable NumPy code
+==============================  =======================================  =============================
 
 OpenBLAS's spinning threads: after each GEMM, OpenBLAS's idle threads spin for about 0.1 s
 (2^28 cycles) and take the cores that the intra-op passes need (a CNN step 34 against 54 ms at 2
@@ -29,15 +32,16 @@ threads, unless the user set ``OPENBLAS_THREAD_TIMEOUT`` (their value stands) or
 
 >>> import autograd
 >>> sorted(autograd.runtime.describe())
-['allocator_tuned', 'blas_spin_shortened', 'blas_thread_timeout', 'cache_bytes', 'cache_limit_bytes', 'threads']
+['allocator_tuned', 'blas_spin_shortened', 'blas_thread_timeout', 'cache_bytes', 'cache_limit_bytes', 'native_kernels', 'threads']
 """
 import os
 import threading
 
-from .backend import buffer_cache, threads
+from .backend import buffer_cache, native, threads
 
 __all__ = ["set_num_threads", "get_num_threads", "set_cache_limit", "get_cache_limit",
-           "empty_cache", "tune_allocator", "shorten_blas_spin", "configure", "describe"]
+           "empty_cache", "tune_allocator", "shorten_blas_spin", "use_native_kernels",
+           "configure", "describe"]
 
 set_num_threads = threads.set_num_threads
 get_num_threads = threads.get_num_threads
@@ -140,8 +144,22 @@ def _is_glibc():
         return False
 
 
+def use_native_kernels(flag):
+    """Run the compiled float32 CPU kernels (True, the default where ``pip install`` built
+    them) or the portable NumPy code (False); returns the previous setting. True where they
+    are not built is a RuntimeError; ``describe()["native_kernels"]`` says which is in use.
+
+    >>> import autograd
+    >>> previous = autograd.runtime.use_native_kernels(False)
+    >>> autograd.runtime.describe()["native_kernels"]
+    'off'
+    >>> _ = autograd.runtime.use_native_kernels(previous)
+    """
+    return native.set_enabled(flag)
+
+
 def configure(num_threads=None, cache_limit_bytes=None, allocator_tuning=None,
-              blas_spin_tuning=None):
+              blas_spin_tuning=None, native_kernels=None):
     """Set several things at once; ``None`` leaves one as it is. ``allocator_tuning=False``
     before the first training step keeps glibc's thresholds untouched for good (a server that
     tunes malloc itself, say); True tunes now.
@@ -161,6 +179,8 @@ def configure(num_threads=None, cache_limit_bytes=None, allocator_tuning=None,
         _state["shorten_blas_spin"] = bool(blas_spin_tuning)
         if blas_spin_tuning:
             shorten_blas_spin()
+    if native_kernels is not None:
+        use_native_kernels(native_kernels)
 
 
 def describe():
@@ -172,6 +192,7 @@ def describe():
         "allocator_tuned": _state["allocator_tuned"],
         "blas_spin_shortened": _state["blas_spin_shortened"],
         "blas_thread_timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
+        "native_kernels": native.instruction_set(),
     }
 
 

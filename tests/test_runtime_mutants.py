@@ -12,7 +12,7 @@ import pytest
 
 import autograd
 from autograd import runtime
-from autograd.backend import buffer_cache
+from autograd.backend import buffer_cache, native
 
 pytestmark = pytest.mark.cpu_only
 
@@ -160,7 +160,23 @@ def test_describe_names_every_setting_with_its_value(monkeypatch, runtime_state)
     assert runtime.describe() == {
         "threads": autograd.get_num_threads(), "cache_limit_bytes": runtime.get_cache_limit(),
         "cache_bytes": buffer_cache.kept_bytes(), "allocator_tuned": True,
-        "blas_spin_shortened": False, "blas_thread_timeout": "7"}
+        "blas_spin_shortened": False, "blas_thread_timeout": "7",
+        "native_kernels": native.instruction_set()}
+
+
+def test_configure_switches_the_native_kernels():
+    if not native.available():
+        pytest.skip("the compiled kernels are not built in this install")
+    previous = native.enabled()
+    try:
+        runtime.configure(native_kernels=False)
+        assert runtime.describe()["native_kernels"] == "off" and not native.enabled()
+        runtime.configure(native_kernels=None)
+        assert not native.enabled()
+        runtime.configure(native_kernels=True)
+        assert native.enabled() and runtime.describe()["native_kernels"] != "off"
+    finally:
+        native.set_enabled(previous)
 
 
 def test_a_cache_limit_equal_to_what_is_kept_keeps_it():

@@ -14,6 +14,7 @@ order: LSTM i, f, g, o; GRU r, z, n.
 >>> c.to_numpy()          # f * c + i * g with f = sigmoid(0), g = tanh(0)
 array([[0.5, 0.5]])
 """
+from ..backend import native
 from ..device import get_array_module
 from .base import Operation
 from .special import expit
@@ -22,8 +23,12 @@ from .utils import check_tensor
 __all__ = ["lstm_cell", "gru_cell"]
 
 
-def _lstm_forward(xp, x_gates, h_gates, c):
-    """h', c' and what the backward needs, from the two parts of the pre-activations."""
+def _lstm_forward(xp, x_gates, h_gates, c, h_out=None):
+    """h', c' and what the backward needs, from the two parts of the pre-activations (h'
+    written into ``h_out`` when given). Float32 NumPy rows take the compiled kernel."""
+    fused = native.lstm_forward(x_gates, h_gates, c, h_out)
+    if fused is not None:
+        return fused
     hidden = c.shape[-1]
     a = x_gates + h_gates
     gates = expit(a)                                        # i, f, o right; g replaced below
@@ -32,11 +37,14 @@ def _lstm_forward(xp, x_gates, h_gates, c):
     c_new = f * c
     c_new += i * g
     tanh_c = xp.tanh(c_new)
-    return o * tanh_c, c_new, (gates, c, tanh_c)
+    return xp.multiply(o, tanh_c, out=h_out), c_new, (gates, c, tanh_c)
 
 
 def _lstm_backward(xp, saved, dh, dc_new, out=None):
     """da (N, 4H) (into ``out`` when given) and dc of the previous cell."""
+    fused = native.lstm_backward(saved, dh, dc_new, out)
+    if fused is not None:
+        return fused
     gates, c, tanh_c = saved
     i, f, g, o = _blocks(gates, 4)
     # sigmoid' = s (1 - s) and tanh' = 1 - t^2 on all four blocks at once, then g fixed
@@ -91,8 +99,11 @@ def lstm_cell(x_gates, h_gates, c):
     return LSTMCell()(x_gates, h_gates, c)
 
 
-def _gru_forward(xp, x_gates, h_gates, h):
-    """h' and what the backward needs."""
+def _gru_forward(xp, x_gates, h_gates, h, h_out=None):
+    """h' (into ``h_out`` when given) and what the backward needs."""
+    fused = native.gru_forward(x_gates, h_gates, h, h_out)
+    if fused is not None:
+        return fused
     hidden = h.shape[-1]
     x_n, h_n = x_gates[:, 2 * hidden:], h_gates[:, 2 * hidden:]
     rz = expit(x_gates[:, :2 * hidden] + h_gates[:, :2 * hidden])
@@ -100,14 +111,18 @@ def _gru_forward(xp, x_gates, h_gates, h):
     n = r * h_n
     n += x_n
     xp.tanh(n, out=n)
-    h_new = h - n
+    h_new = xp.subtract(h, n, out=h_out)
     h_new *= z
     h_new += n
     return h_new, (rz, n, h_n, h)
 
 
-def _gru_backward(xp, saved, dh_new, dx_gates):
-    """Writes d(x_gates) into ``dx_gates`` (N, 3H); returns dh' z (h's direct share)."""
+def _gru_backward(xp, saved, dh_new, dx_gates, dh_gates=None):
+    """Writes d(x_gates) into ``dx_gates`` (N, 3H), and d(h_gates) into ``dh_gates`` when
+    given (see _gru_hidden_share); returns dh' z (h's direct share)."""
+    fused = native.gru_backward(saved, dh_new, dx_gates, dh_gates)
+    if fused is not None:
+        return fused
     rz, n, h_n, h = saved
     hidden = n.shape[-1]
     r, z = rz[:, :hidden], rz[:, hidden:]
@@ -121,6 +136,8 @@ def _gru_backward(xp, saved, dh_new, dx_gates):
     xp.subtract(z, z * z, out=d_z)                          # z (1 - z) dh' (h - n)
     d_z *= dh_new
     d_z *= h - n
+    if dh_gates is not None:
+        _gru_hidden_share(xp, dx_gates, r, out=dh_gates)
     return dh_new * z
 
 

@@ -21,8 +21,7 @@ steps at once.
 from ..backend import kernels_for
 from ..device import get_array_module
 from .base import Operation
-from .recurrent import _lstm_forward, _lstm_backward, _gru_forward, _gru_backward, \
-    _gru_hidden_share
+from .recurrent import _lstm_forward, _lstm_backward, _gru_forward, _gru_backward
 from .utils import check_tensor
 
 __all__ = ["lstm_sequence", "gru_sequence"]
@@ -43,7 +42,7 @@ class LSTMSequence(Operation):
         hs[0] = h0
         c, per_step = c0, []
         for t in range(steps):
-            hs[t + 1], c, saved = _lstm_forward(xp, x_gates[t], matmul(hs[t], W_hh), c)
+            _, c, saved = _lstm_forward(xp, x_gates[t], matmul(hs[t], W_hh), c, hs[t + 1])
             per_step.append(saved)
         self.save_for_backward(hs, W_hh, per_step)
         return hs[1:], hs[steps].copy(), c
@@ -91,7 +90,7 @@ class GRUSequence(Operation):
             h_gates = matmul(hs[t], W_hh)
             if b_hh is not None:
                 h_gates = h_gates + b_hh
-            hs[t + 1], saved = _gru_forward(xp, x_gates[t], h_gates, hs[t])
+            _, saved = _gru_forward(xp, x_gates[t], h_gates, hs[t], hs[t + 1])
             per_step.append(saved)
         self.save_for_backward(hs, W_hh, per_step)
         return hs[1:], hs[steps].copy()
@@ -105,9 +104,7 @@ class GRUSequence(Operation):
         dh_gates = xp.empty_like(dx_gates)
         dh_next = dh_last
         for t in range(steps - 1, -1, -1):
-            direct = _gru_backward(xp, per_step[t], dhs[t] + dh_next, dx_gates[t])
-            r = per_step[t][0][:, :hidden]
-            _gru_hidden_share(xp, dx_gates[t], r, out=dh_gates[t])
+            direct = _gru_backward(xp, per_step[t], dhs[t] + dh_next, dx_gates[t], dh_gates[t])
             dh_next = direct + matmul(dh_gates[t], W_hh.T)
         needs = self.needs_input_grad
         flat = dh_gates.reshape(steps * batch, 3 * hidden)

@@ -155,8 +155,9 @@ def test_a_lazy_gemm_on_integer_input_builds_float32_parameters():
     layer = Gemm(3)
     y = layer(Tensor(data=x))
     assert layer.W.dtype == np.float32 and layer.b.dtype == np.float32
+    # float32 sums of terms up to ~7 (an output near 0 has no relative precision to compare)
     np.testing.assert_allclose(y.to_numpy(), x @ layer.W.to_numpy().T + layer.b.to_numpy(),
-                               rtol=1e-6)
+                               rtol=1e-6, atol=1e-5)
 
 
 def test_gemm_draws_its_weights_with_its_wscale():

@@ -1,0 +1,298 @@
+/* autograd.backend._native: compiled CPU kernels for float32 NumPy arrays, beside the portable
+ * NumPy code that they must agree with (autograd/backend/native.py says when they are used).
+ *
+ * Why compiled: NumPy makes one pass over memory per ufunc, on one core, so a recurrent cell's
+ * fifteen elementwise steps are fifteen passes and fifteen temporaries; here each is one loop
+ * over the rows, with the GIL released, vectorized by the compiler for the instruction set the
+ * CPU has (chosen once, when the module loads).
+ *
+ * Operands arrive through the buffer protocol (no NumPy headers are needed to build this): each
+ * must be a 2-D float32 array with contiguous rows and the shape the kernel expects; anything
+ * else is a ValueError naming the kernel and the operand, never a crash. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    float *data;
+    Py_ssize_t stride;      /* elements from one row to the next */
+} Rows;
+
+#define ROW(operand, r) ((operand).data + (r) * (operand).stride)
+
+#define KERNEL(name) name##_generic
+#include "kernels.h"
+#undef KERNEL
+
+/* GCC on x86-64 compiles the same kernels twice more, for AVX2 + FMA and for AVX-512; the
+ * module picks the widest the CPU (and the OS) supports. Other compilers and CPUs get the
+ * generic build, which is the compiler's baseline vectorization. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NATIVE_DISPATCH 1
+#pragma GCC push_options
+#pragma GCC target("arch=haswell")
+#define KERNEL(name) name##_avx2
+#include "kernels.h"
+#undef KERNEL
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("arch=skylake-avx512,prefer-vector-width=512")
+#define KERNEL(name) name##_avx512
+#include "kernels.h"
+#undef KERNEL
+#pragma GCC pop_options
+#endif
+
+typedef void (*LSTMForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows);
+typedef void (*LSTMBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows);
+typedef void (*GRUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows);
+typedef void (*GRUBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows,
+                            Rows);
+
+static struct {
+    const char *instruction_set;
+    LSTMForward lstm_forward;
+    LSTMBackward lstm_backward;
+    GRUForward gru_forward;
+    GRUBackward gru_backward;
+} chosen;
+
+#define CHOOSE(suffix, name)                          \
+    do {                                              \
+        chosen.instruction_set = name;                \
+        chosen.lstm_forward = lstm_forward_##suffix;  \
+        chosen.lstm_backward = lstm_backward_##suffix; \
+        chosen.gru_forward = gru_forward_##suffix;    \
+        chosen.gru_backward = gru_backward_##suffix;  \
+    } while (0)
+
+static void choose_instruction_set(void)
+{
+    CHOOSE(generic, "generic");
+#ifdef NATIVE_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
+            && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        CHOOSE(avx512, "avx512");
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        CHOOSE(avx2, "avx2");
+#endif
+}
+
+/* set_instruction_set(name): run the kernels compiled for `name` ("generic", "avx2",
+ * "avx512"), so the tests can check every build this CPU can run against the portable code. */
+static PyObject *set_instruction_set(PyObject *self, PyObject *name_object)
+{
+    const char *name = PyUnicode_AsUTF8(name_object);
+    if (name == NULL)
+        return NULL;
+    if (strcmp(name, "generic") == 0) {
+        CHOOSE(generic, "generic");
+        Py_RETURN_NONE;
+    }
+#ifdef NATIVE_DISPATCH
+    __builtin_cpu_init();
+    if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2")
+            && __builtin_cpu_supports("fma")) {
+        CHOOSE(avx2, "avx2");
+        Py_RETURN_NONE;
+    }
+    if (strcmp(name, "avx512") == 0 && __builtin_cpu_supports("avx512f")
+            && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512dq")) {
+        CHOOSE(avx512, "avx512");
+        Py_RETURN_NONE;
+    }
+#endif
+    PyErr_Format(PyExc_ValueError, "set_instruction_set: %R is not built or not supported by "
+                 "this CPU", name_object);
+    return NULL;
+}
+
+static PyObject *get_instruction_set(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(chosen.instruction_set);
+}
+
+/* ------------------------------------------------------------------ operands */
+
+#define MAX_OPERANDS 10
+
+typedef struct {
+    const char *name;
+    int blocks;             /* its width is blocks * hidden */
+    int writable;
+    int optional;           /* None is allowed: the kernel gets data == NULL */
+} Operand;
+
+typedef struct {
+    Py_buffer views[MAX_OPERANDS];
+    int taken[MAX_OPERANDS];
+    Rows rows[MAX_OPERANDS];
+    Py_ssize_t count, hidden;
+} Operands;
+
+static void release(Operands *operands, int count)
+{
+    for (int k = 0; k < count; k++)
+        if (operands->taken[k])
+            PyBuffer_Release(&operands->views[k]);
+}
+
+/* Reads the operands of `kernel` from `args`: the rows and hidden width come from operand
+ * `reference` (one block wide); every other operand must be (rows, blocks * hidden). */
+static int take_operands(const char *kernel, PyObject *args, const Operand *spec, int count,
+                         int reference, Operands *out)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != count) {
+        PyErr_Format(PyExc_TypeError, "%s: expected %d arrays, got %zd", kernel, count,
+                     PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : (Py_ssize_t)-1);
+        return -1;
+    }
+    memset(out->taken, 0, sizeof out->taken);
+    for (int k = 0; k < count; k++) {
+        PyObject *object = PyTuple_GET_ITEM(args, k);
+        out->rows[k].data = NULL;
+        out->rows[k].stride = 0;
+        if (object == Py_None && spec[k].optional)
+            continue;
+        Py_buffer *view = &out->views[k];
+        int flags = PyBUF_STRIDES | PyBUF_FORMAT | (spec[k].writable ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(object, view, flags) < 0) {
+            /* the buffer protocol's own error, with the kernel and the operand named */
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            PyErr_NormalizeException(&type, &value, &traceback);
+            PyErr_Format(type, "%s: %s: %S", kernel, spec[k].name, value);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(traceback);
+            release(out, k);
+            return -1;
+        }
+        out->taken[k] = 1;
+        if (view->ndim != 2 || view->itemsize != 4 || strcmp(view->format, "f") != 0
+                || (view->shape[1] > 1 && view->strides[1] != 4) || view->strides[0] % 4 != 0
+                || view->strides[0] < 0) {
+            PyErr_Format(PyExc_ValueError, "%s: expected %s as a 2-D float32 array with "
+                         "contiguous rows", kernel, spec[k].name);
+            release(out, k + 1);
+            return -1;
+        }
+        out->rows[k].data = (float *)view->buf;
+        out->rows[k].stride = view->strides[0] / 4;
+    }
+    const Py_buffer *shape_of = &out->views[reference];
+    out->count = shape_of->shape[0];
+    out->hidden = shape_of->shape[1];
+    for (int k = 0; k < count; k++) {
+        if (!out->taken[k])
+            continue;
+        const Py_buffer *view = &out->views[k];
+        if (view->shape[0] != out->count || view->shape[1] != spec[k].blocks * out->hidden) {
+            PyErr_Format(PyExc_ValueError, "%s: expected %s of shape (%zd, %zd), got (%zd, %zd)",
+                         kernel, spec[k].name, out->count, spec[k].blocks * out->hidden,
+                         view->shape[0], view->shape[1]);
+            release(out, count);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+static const Operand LSTM_FORWARD[] = {
+    {"x_gates", 4, 0, 0}, {"h_gates", 4, 0, 0}, {"c", 1, 0, 0}, {"h_out", 1, 1, 0},
+    {"c_out", 1, 1, 0}, {"gates", 4, 1, 0}, {"tanh_c", 1, 1, 0}};
+
+static PyObject *lstm_forward(PyObject *self, PyObject *args)
+{
+    Operands a;
+    if (take_operands("lstm_forward", args, LSTM_FORWARD, 7, 2, &a) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.lstm_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3], a.rows[4],
+                        a.rows[5], a.rows[6]);
+    Py_END_ALLOW_THREADS
+    release(&a, 7);
+    Py_RETURN_NONE;
+}
+
+static const Operand LSTM_BACKWARD[] = {
+    {"gates", 4, 0, 0}, {"c", 1, 0, 0}, {"tanh_c", 1, 0, 0}, {"dh", 1, 0, 0},
+    {"dc_next", 1, 0, 0}, {"da", 4, 1, 0}, {"dc_out", 1, 1, 0}};
+
+static PyObject *lstm_backward(PyObject *self, PyObject *args)
+{
+    Operands a;
+    if (take_operands("lstm_backward", args, LSTM_BACKWARD, 7, 1, &a) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.lstm_backward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3],
+                         a.rows[4], a.rows[5], a.rows[6]);
+    Py_END_ALLOW_THREADS
+    release(&a, 7);
+    Py_RETURN_NONE;
+}
+
+static const Operand GRU_FORWARD[] = {
+    {"x_gates", 3, 0, 0}, {"h_gates", 3, 0, 0}, {"h", 1, 0, 0}, {"h_out", 1, 1, 0},
+    {"rz", 2, 1, 0}, {"n", 1, 1, 0}};
+
+static PyObject *gru_forward(PyObject *self, PyObject *args)
+{
+    Operands a;
+    if (take_operands("gru_forward", args, GRU_FORWARD, 6, 2, &a) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.gru_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3], a.rows[4],
+                       a.rows[5]);
+    Py_END_ALLOW_THREADS
+    release(&a, 6);
+    Py_RETURN_NONE;
+}
+
+static const Operand GRU_BACKWARD[] = {
+    {"rz", 2, 0, 0}, {"n", 1, 0, 0}, {"h_n", 1, 0, 0}, {"h", 1, 0, 0}, {"dh", 1, 0, 0},
+    {"dx_gates", 3, 1, 0}, {"dh_gates", 3, 1, 1}, {"direct", 1, 1, 0}};
+
+static PyObject *gru_backward(PyObject *self, PyObject *args)
+{
+    Operands a;
+    if (take_operands("gru_backward", args, GRU_BACKWARD, 8, 1, &a) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.gru_backward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3], a.rows[4],
+                        a.rows[5], a.rows[6], a.rows[7]);
+    Py_END_ALLOW_THREADS
+    release(&a, 8);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"lstm_forward", lstm_forward, METH_VARARGS,
+     "lstm_forward(x_gates, h_gates, c, h_out, c_out, gates, tanh_c): one LSTM step"},
+    {"lstm_backward", lstm_backward, METH_VARARGS,
+     "lstm_backward(gates, c, tanh_c, dh, dc_next, da, dc_out): its backward"},
+    {"gru_forward", gru_forward, METH_VARARGS,
+     "gru_forward(x_gates, h_gates, h, h_out, rz, n): one GRU step"},
+    {"gru_backward", gru_backward, METH_VARARGS,
+     "gru_backward(rz, n, h_n, h, dh, dx_gates, dh_gates or None, direct): its backward"},
+    {"set_instruction_set", set_instruction_set, METH_O,
+     "set_instruction_set(name): use the kernels built for 'generic', 'avx2' or 'avx512'"},
+    {"get_instruction_set", get_instruction_set, METH_NOARGS,
+     "get_instruction_set(): the name of the kernels in use"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "autograd.backend._native",
+    "Compiled float32 CPU kernels (see autograd/backend/native.py).", -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    choose_instruction_set();
+    return PyModule_Create(&module);
+}

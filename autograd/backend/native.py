@@ -1,0 +1,131 @@
+"""Compiled CPU kernels for float32 NumPy arrays, under the portable NumPy code.
+
+NumPy runs one pass over memory per ufunc, on one core: a recurrent cell's gate nonlinearities
+and state update are about fifteen passes and as many temporaries. ``autograd/backend/csrc``
+holds C loops that do such a chain in one pass (compiled for AVX-512, AVX2 or the compiler's
+baseline, chosen when the module loads); ``pip install`` builds them where a C compiler is
+found and installs without them where not (``setup.py``: an optional extension).
+
+Each function here returns the kernel's result, or ``None`` when the kernel does not apply
+(not built, switched off, not float32 NumPy rows): the caller then runs its portable NumPy
+code, which stays the reference every kernel is tested against (tests/backend/test_native.py).
+
+>>> import autograd
+>>> autograd.runtime.describe()["native_kernels"] in ("avx512", "avx2", "generic", "off",
+...                                                   "not built")
+True
+"""
+import numpy as np
+
+try:
+    from . import _native                      # type: ignore[attr-defined]
+except ImportError:                            # built without a C compiler
+    _native = None
+
+__all__ = ["available", "enabled", "set_enabled", "instruction_set"]
+
+_FLOAT32 = np.dtype(np.float32)
+_state = {"enabled": _native is not None}
+
+
+def available():
+    """Whether the compiled kernels were built and load on this machine."""
+    return _native is not None
+
+
+def enabled():
+    """Whether operations use the compiled kernels now."""
+    return _state["enabled"]
+
+
+def set_enabled(flag):
+    """Use the compiled kernels (True, the default where they are built) or the portable NumPy
+    code (False); returns the previous setting. True where they are not built is an error.
+
+    >>> from autograd.backend import native
+    >>> previous = native.set_enabled(False); native.enabled()
+    False
+    >>> _ = native.set_enabled(previous)
+    """
+    if not isinstance(flag, bool):
+        raise TypeError(f"set_enabled: expected True or False, got {flag!r}")
+    if flag and _native is None:
+        raise RuntimeError("set_enabled: the compiled kernels are not built in this install "
+                           "(reinstall with a C compiler: pip install --force-reinstall "
+                           "tapegrad)")
+    previous = _state["enabled"]
+    _state["enabled"] = flag
+    return previous
+
+
+def instruction_set():
+    """The build in use: ``"avx512"``, ``"avx2"`` or ``"generic"``; ``"off"`` when switched
+    off, ``"not built"`` without the compiled module."""
+    if _native is None:
+        return "not built"
+    return _native.get_instruction_set() if _state["enabled"] else "off"
+
+
+def _rows(*arrays):
+    """Whether the kernels apply: float32 NumPy arrays of 2-D rows, contiguous within a row."""
+    if not _state["enabled"]:
+        return False
+    for array in arrays:
+        if (type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.ndim != 2
+                or (array.strides[1] != 4 and array.shape[1] > 1)):
+            return False
+    return True
+
+
+def _new(rows, width):
+    return np.empty((rows, width), _FLOAT32)
+
+
+def lstm_forward(x_gates, h_gates, c, h_out=None):
+    """One LSTM step (operations/recurrent.py's ``_lstm_forward``): ``(h', c', (gates, c,
+    tanh(c')))``, h' written into ``h_out`` when given; None where the kernel does not apply."""
+    if not _rows(x_gates, h_gates, c) or (h_out is not None and not _rows(h_out)):
+        return None
+    rows, hidden = c.shape
+    h_new = _new(rows, hidden) if h_out is None else h_out
+    c_new, gates, tanh_c = _new(rows, hidden), _new(rows, 4 * hidden), _new(rows, hidden)
+    _native.lstm_forward(x_gates, h_gates, c, h_new, c_new, gates, tanh_c)
+    return h_new, c_new, (gates, c, tanh_c)
+
+
+def lstm_backward(saved, dh, dc_next, out=None):
+    """Its backward (``_lstm_backward``): ``(da, dc)``, da written into ``out`` when given;
+    None where the kernel does not apply."""
+    gates, c, tanh_c = saved
+    if not _rows(gates, c, tanh_c, dh, dc_next) or (out is not None and not _rows(out)):
+        return None
+    rows, hidden = c.shape
+    da = _new(rows, 4 * hidden) if out is None else out
+    dc = _new(rows, hidden)
+    _native.lstm_backward(gates, c, tanh_c, dh, dc_next, da, dc)
+    return da, dc
+
+
+def gru_forward(x_gates, h_gates, h, h_out=None):
+    """One GRU step (``_gru_forward``): ``(h', (rz, n, h_n, h))``, h' written into ``h_out``
+    when given; None where the kernel does not apply."""
+    if not _rows(x_gates, h_gates, h) or (h_out is not None and not _rows(h_out)):
+        return None
+    rows, hidden = h.shape
+    h_new = _new(rows, hidden) if h_out is None else h_out
+    rz, n = _new(rows, 2 * hidden), _new(rows, hidden)
+    _native.gru_forward(x_gates, h_gates, h, h_new, rz, n)
+    return h_new, (rz, n, h_gates[:, 2 * hidden:], h)
+
+
+def gru_backward(saved, dh, dx_gates, dh_gates=None):
+    """Its backward (``_gru_backward``, and ``_gru_hidden_share`` into ``dh_gates`` when
+    given): writes d(x_gates) into ``dx_gates`` and returns dh' z; None where the kernel does
+    not apply."""
+    rz, n, h_n, h = saved
+    arrays = (rz, n, h_n, h, dh, dx_gates) + (() if dh_gates is None else (dh_gates,))
+    if not _rows(*arrays):
+        return None
+    direct = _new(*h.shape)
+    _native.gru_backward(rz, n, h_n, h, dh, dx_gates, dh_gates, direct)
+    return direct
