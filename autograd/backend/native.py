@@ -129,3 +129,34 @@ def gru_backward(saved, dh, dx_gates, dh_gates=None):
     direct = _new(*h.shape)
     _native.gru_backward(rz, n, h_n, h, dh, dx_gates, dh_gates, direct)
     return direct
+
+
+_INT64 = np.dtype(np.int64)
+
+
+def softmax_cross_entropy(rows, targets, probabilities, losses):
+    """Each row's softmax into ``probabilities`` (R, V) and -log of its target's probability
+    into ``losses`` (R,) (cross_entropy.py's ``softmax_rows``, a chunk of rows at a time);
+    returns True, or None where the kernel does not apply. A target outside [0, V) is a
+    ValueError."""
+    if not _rows(rows, probabilities) or type(losses) is not np.ndarray or \
+            losses.dtype != _FLOAT32:
+        return None
+    if type(targets) is not np.ndarray:
+        return None
+    if targets.dtype != _INT64:
+        targets = targets.astype(_INT64)
+    _native.softmax_cross_entropy(rows, probabilities, np.ascontiguousarray(targets), losses)
+    return True
+
+
+def gelu_forward(flat_x, flat_y, flat_slope):
+    """The exact GELU of a 1-D float32 array into ``flat_y`` and its slope into
+    ``flat_slope`` (elementwise.py's ``_gelu_float32_into``); True, or None where the kernel
+    does not apply."""
+    arrays = (flat_x, flat_y, flat_slope)
+    if not _state["enabled"] or any(type(a) is not np.ndarray or a.dtype != _FLOAT32 or
+                                    a.ndim != 1 or a.strides[0] != 4 for a in arrays):
+        return None
+    _native.gelu_forward(flat_x[None], flat_y[None], flat_slope[None])
+    return True

@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.backend import native
+from autograd.backend import elementwise, native
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -184,6 +184,115 @@ def test_sigmoid_and_tanh_within_two_and_a_half_ulp(build):
     tiny = np.abs(gates) < 2e-38
     assert np.array_equal(tiny, [[True, True, False, False], [False, False, False, True]])
     assert np.array_equal(gates[~tiny], [1, 1, 1, 1, -1])
+
+
+@given(rows=st.integers(1, 6), width=st.integers(1, 70), scale=st.sampled_from([0.1, 3.0, 300.0]),
+       layout=st.sampled_from(["plain", "rows of a wider array"]), seed=st.integers(0, 2 ** 16))
+def test_softmax_cross_entropy_matches_the_formula(build, rows, width, scale, layout, seed):
+    """Widths on both sides of the kernel's 16 lanes, logits far apart (probabilities that
+    underflow), targets anywhere in the row."""
+    rng = np.random.default_rng(seed)
+    x = _draw(rng, (rows, width), scale, layout)
+    targets = rng.integers(0, width, rows)
+    probabilities = np.full((rows, width), np.nan, np.float32)
+    losses = np.full(rows, np.nan, np.float32)
+    assert native.softmax_cross_entropy(x, targets, probabilities, losses)
+    shifted = x.astype(np.float64) - x.max(axis=1, keepdims=True)
+    total = np.exp(shifted).sum(axis=1)
+    np.testing.assert_allclose(probabilities, np.exp(shifted) / total[:, None], rtol=2e-6,
+                               atol=1e-37)
+    expected = np.log(total) - shifted[np.arange(rows), targets]
+    _close(losses, expected, np.log(total) + np.abs(shifted[np.arange(rows), targets]))
+
+
+@given(size=st.integers(1, 100), scale=st.sampled_from([0.01, 1.0, 5.0, 30.0]),
+       seed=st.integers(0, 2 ** 16))
+def test_gelu_matches_the_exact_formula(build, size, scale, seed):
+    """y = x Phi(x) and slope = Phi(x) + x phi(x) against SciPy's erf in float64 (the kernel's
+    erf is Abramowitz & Stegun 7.1.26, within 1.5e-7), and against the portable float32 code
+    that uses the same approximation."""
+    from scipy.special import erf
+    x = _draw(np.random.default_rng(seed), (1, size), scale, "plain")[0]
+    y, slope = np.full_like(x, np.nan), np.full_like(x, np.nan)
+    assert native.gelu_forward(x, y, slope)
+    x64 = x.astype(np.float64)
+    cdf = 0.5 * (1 + erf(x64 / np.sqrt(2)))
+    _close(y, x64 * cdf, 0.05 * np.abs(x64) + 0.05)
+    _close(slope, cdf + x64 * np.exp(-x64 ** 2 / 2) / np.sqrt(2 * np.pi),
+           0.05 * np.abs(x64) + 0.05)
+    previous = native.set_enabled(False)
+    try:
+        portable_y, portable_slope = elementwise.gelu_forward(x)
+    finally:
+        native.set_enabled(previous)
+    _close(y, portable_y.astype(np.float64), 1 + np.abs(x64))
+    _close(slope, portable_slope.astype(np.float64), 1 + np.abs(x64))
+
+
+def test_gelu_applies_to_contiguous_float32_vectors_only():
+    x = np.linspace(-3, 3, 12, dtype=np.float32)
+    y, slope = np.empty_like(x), np.empty_like(x)
+    assert native.gelu_forward(x, y, slope)
+    assert native.gelu_forward(x[::2], y[:6], slope[:6]) is None
+    assert native.gelu_forward(x.astype(np.float64), y, slope) is None
+    assert native.gelu_forward(x.reshape(3, 4), y, slope) is None
+    empty = np.zeros((1, 0), np.float32)[0]            # a 0-stride view: the portable code
+    assert native.gelu_forward(empty, empty, empty) is None
+
+
+def test_softmax_cross_entropy_does_not_depend_on_a_shift_of_the_row(build):
+    """Rows of logits all far below or above 0 give the probabilities of the row around 0."""
+    rng = np.random.default_rng(2)
+    centred = rng.standard_normal((1, 40)).astype(np.float32)
+    x = np.concatenate([centred, centred - 1000, centred + 1000])
+    probabilities, losses = np.empty_like(x), np.empty(3, np.float32)
+    assert native.softmax_cross_entropy(x, np.array([3, 3, 3]), probabilities, losses)
+    np.testing.assert_allclose(probabilities[1:], probabilities[[0, 0]], rtol=1e-4)
+    np.testing.assert_allclose(losses[1:], losses[[0, 0]], rtol=1e-4)
+
+
+def test_softmax_cross_entropy_rejects_bad_targets_and_propagates_nan(build):
+    x = np.zeros((3, 5), np.float32)
+    probabilities, losses = np.empty_like(x), np.empty(3, np.float32)
+    with pytest.raises(ValueError, match="softmax_cross_entropy: target 5 of row 1 is outside "
+                                         "\\[0, 5\\)"):
+        native.softmax_cross_entropy(x, np.array([0, 5, 1]), probabilities, losses)
+    with pytest.raises(ValueError, match="softmax_cross_entropy: target -1 of row 0"):
+        native.softmax_cross_entropy(x, np.array([-1, 0, 1]), probabilities, losses)
+    with pytest.raises(ValueError, match="expected targets of 3 elements, got 2"):
+        native._native.softmax_cross_entropy(x, probabilities, np.zeros(2, np.int64), losses)
+    with pytest.raises(ValueError, match="expected losses as a contiguous 1-D float32 array"):
+        native._native.softmax_cross_entropy(x, probabilities, np.zeros(3, np.int64),
+                                             np.zeros(3))
+    x[1, 2] = np.nan
+    assert native.softmax_cross_entropy(x, np.array([0, 1, 4], np.int32), probabilities, losses)
+    assert np.isnan(losses[1]) and np.all(np.isnan(probabilities[1]))
+    np.testing.assert_allclose(losses[[0, 2]], np.log(5), rtol=1e-6)
+    assert native.softmax_cross_entropy(x.astype(np.float64), np.array([0, 1, 4]),
+                                        probabilities, losses) is None
+
+
+def test_the_token_loss_agrees_with_the_portable_code():
+    """token_cross_entropy over a 3-D batch, with an ignored position, compiled against the
+    portable passes: the loss and the gradient."""
+    rng = np.random.default_rng(1)
+    logits = (rng.standard_normal((3, 7, 50)) * 4).astype(np.float32)
+    targets = rng.integers(0, 50, (3, 7))
+    targets[1, 2] = -100
+
+    def run(flag):
+        previous = native.set_enabled(flag)
+        try:
+            x = Tensor(data=logits.copy(), stores_grad=True)
+            loss = autograd.token_cross_entropy(x, targets)
+            (grad,) = [g for _, g in autograd.backward(loss)]
+            return loss.to_numpy(), grad
+        finally:
+            native.set_enabled(previous)
+
+    (loss_native, grad_native), (loss_numpy, grad_numpy) = run(True), run(False)
+    np.testing.assert_allclose(loss_native, loss_numpy, rtol=1e-6)
+    np.testing.assert_allclose(grad_native, grad_numpy, rtol=1e-5, atol=1e-9)
 
 
 def test_bad_operands_are_clear_errors():

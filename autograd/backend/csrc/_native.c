@@ -50,6 +50,9 @@ typedef void (*LSTMBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Row
 typedef void (*GRUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows);
 typedef void (*GRUBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows,
                             Rows);
+typedef void (*GELUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows);
+typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
+                                          float *);
 
 static struct {
     const char *instruction_set;
@@ -57,6 +60,8 @@ static struct {
     LSTMBackward lstm_backward;
     GRUForward gru_forward;
     GRUBackward gru_backward;
+    SoftmaxCrossEntropy softmax_cross_entropy;
+    GELUForward gelu_forward;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -66,6 +71,8 @@ static struct {
         chosen.lstm_backward = lstm_backward_##suffix; \
         chosen.gru_forward = gru_forward_##suffix;    \
         chosen.gru_backward = gru_backward_##suffix;  \
+        chosen.softmax_cross_entropy = softmax_cross_entropy_##suffix; \
+        chosen.gelu_forward = gelu_forward_##suffix;  \
     } while (0)
 
 static void choose_instruction_set(void)
@@ -272,6 +279,99 @@ static PyObject *gru_backward(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static const Operand GELU_FORWARD[] = {{"x", 1, 0, 0}, {"y", 1, 1, 0}, {"slope", 1, 1, 0}};
+
+static PyObject *gelu_forward(PyObject *self, PyObject *args)
+{
+    Operands a;
+    if (take_operands("gelu_forward", args, GELU_FORWARD, 3, 0, &a) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.gelu_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2]);
+    Py_END_ALLOW_THREADS
+    release(&a, 3);
+    Py_RETURN_NONE;
+}
+
+/* A 1-D operand of `count` elements of one item size and one of the given formats. */
+static int take_vector(const char *kernel, const char *name, PyObject *object, Py_buffer *view,
+                       int writable, Py_ssize_t count, Py_ssize_t itemsize, const char *formats,
+                       const char *what)
+{
+    int flags = PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(object, view, flags) < 0) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        PyErr_Format(type, "%s: %s: %S", kernel, name, value);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        return -1;
+    }
+    const char *format = view->format[0] == '<' || view->format[0] == '=' ? view->format + 1
+                                                                          : view->format;
+    if (view->ndim != 1 || view->itemsize != itemsize || strlen(format) != 1
+            || strchr(formats, format[0]) == NULL
+            || (view->shape[0] > 1 && view->strides[0] != itemsize)) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %s as a contiguous 1-D %s array", kernel,
+                     name, what);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if (view->shape[0] != count) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %s of %zd elements, got %zd", kernel, name,
+                     count, view->shape[0]);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static const Operand SOFTMAX_ROWS[] = {{"x", 1, 0, 0}, {"probabilities", 1, 1, 0}};
+
+static PyObject *softmax_cross_entropy(PyObject *self, PyObject *args)
+{
+    const char *kernel = "softmax_cross_entropy";
+    PyObject *x, *probabilities, *targets, *losses;
+    if (!PyArg_ParseTuple(args, "OOOO:softmax_cross_entropy", &x, &probabilities, &targets,
+                          &losses))
+        return NULL;
+    Operands a;
+    PyObject *rows = PyTuple_Pack(2, x, probabilities);
+    if (rows == NULL)
+        return NULL;
+    int failed = take_operands(kernel, rows, SOFTMAX_ROWS, 2, 0, &a);
+    Py_DECREF(rows);
+    if (failed)
+        return NULL;
+    Py_buffer target_view, loss_view;
+    if (take_vector(kernel, "targets", targets, &target_view, 0, a.count, 8, "lq", "int64") < 0) {
+        release(&a, 2);
+        return NULL;
+    }
+    if (take_vector(kernel, "losses", losses, &loss_view, 1, a.count, 4, "f", "float32") < 0) {
+        PyBuffer_Release(&target_view);
+        release(&a, 2);
+        return NULL;
+    }
+    Py_ssize_t bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = chosen.softmax_cross_entropy(a.count, a.hidden, a.rows[0], a.rows[1],
+                                       (const int64_t *)target_view.buf, (float *)loss_view.buf);
+    Py_END_ALLOW_THREADS
+    int64_t target = bad >= 0 ? ((const int64_t *)target_view.buf)[bad] : 0;
+    PyBuffer_Release(&target_view);
+    PyBuffer_Release(&loss_view);
+    release(&a, 2);
+    if (bad >= 0) {
+        PyErr_Format(PyExc_ValueError, "%s: target %lld of row %zd is outside [0, %zd)", kernel,
+                     (long long)target, bad, a.hidden);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"lstm_forward", lstm_forward, METH_VARARGS,
      "lstm_forward(x_gates, h_gates, c, h_out, c_out, gates, tanh_c): one LSTM step"},
@@ -281,6 +381,10 @@ static PyMethodDef methods[] = {
      "gru_forward(x_gates, h_gates, h, h_out, rz, n): one GRU step"},
     {"gru_backward", gru_backward, METH_VARARGS,
      "gru_backward(rz, n, h_n, h, dh, dx_gates, dh_gates or None, direct): its backward"},
+    {"gelu_forward", gelu_forward, METH_VARARGS,
+     "gelu_forward(x, y, slope): the exact GELU of 2-D x and its slope"},
+    {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,
+     "softmax_cross_entropy(x, probabilities, targets, losses): softmax and loss of each row"},
     {"set_instruction_set", set_instruction_set, METH_O,
      "set_instruction_set(name): use the kernels built for 'generic', 'avx2' or 'avx512'"},
     {"get_instruction_set", get_instruction_set, METH_NOARGS,

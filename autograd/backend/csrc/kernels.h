@@ -194,3 +194,93 @@ static void KERNEL(gru_backward)(
                                          ROW(dh_gates, r));
     }
 }
+
+/* Softmax cross-entropy of rows of logits (see backend/cross_entropy.py, softmax_rows):
+ * p = e^(x - max x) / sum e^(x - max x) in three passes over the row (max; exponentials and
+ * their sum; scale), loss = log(sum) - (x[target] - max x). The max and the sum run in LANES
+ * independent partial results, so the compiler vectorizes them without reassociating float
+ * additions on its own (which it may not do for a plain loop). Returns the first row whose
+ * target is outside [0, width), or -1. */
+#define LANES 16
+
+static inline void KERNEL(softmax_row)(
+    Py_ssize_t width, const float *restrict x, float *restrict p, float *max_out,
+    float *sum_out)
+{
+    float partial[LANES];
+    Py_ssize_t j = 0;
+    for (int k = 0; k < LANES; k++)
+        partial[k] = -INFINITY;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++)
+            partial[k] = x[j + k] > partial[k] ? x[j + k] : partial[k];
+    float largest = -INFINITY;
+    for (int k = 0; k < LANES; k++)
+        largest = partial[k] > largest ? partial[k] : largest;
+    for (; j < width; j++)
+        largest = x[j] > largest ? x[j] : largest;
+
+    for (int k = 0; k < LANES; k++)
+        partial[k] = 0.0f;
+    for (j = 0; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++) {
+            float e = KERNEL(exp)(x[j + k] - largest);
+            p[j + k] = e;
+            partial[k] += e;
+        }
+    float total = 0.0f;
+    for (int k = 0; k < LANES; k++)
+        total += partial[k];
+    for (; j < width; j++) {
+        p[j] = KERNEL(exp)(x[j] - largest);
+        total += p[j];
+    }
+    float scale = 1.0f / total;
+    for (j = 0; j < width; j++)
+        p[j] *= scale;
+    *max_out = largest;
+    *sum_out = total;
+}
+
+static Py_ssize_t KERNEL(softmax_cross_entropy)(
+    Py_ssize_t rows, Py_ssize_t width, Rows x, Rows p, const int64_t *targets, float *losses)
+{
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int64_t target = targets[r];
+        if (target < 0 || target >= width)
+            return r;
+        const float *row = ROW(x, r);
+        float largest, total;
+        KERNEL(softmax_row)(width, row, ROW(p, r), &largest, &total);
+        losses[r] = logf(total) - (row[target] - largest);
+    }
+    return -1;
+}
+
+/* The exact GELU and its slope (see backend/elementwise.py, gelu_forward): y = x Phi(x),
+ * slope = Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2, with erf by Abramowitz &
+ * Stegun 7.1.26 (the approximation the portable float32 code uses: |error| <= 1.5e-7), whose
+ * e^(-u^2) is e^(-x^2 / 2), phi's exponential, too. */
+static inline void KERNEL(gelu_forward_row)(
+    Py_ssize_t count, const float *restrict x, float *restrict y, float *restrict slope)
+{
+    for (Py_ssize_t j = 0; j < count; j++) {
+        float u = fabsf(x[j]) * 0.70710678118654752f;
+        float t = 1.0f / (1.0f + 0.3275911f * u);
+        float gaussian = KERNEL(exp)(-u * u);
+        float polynomial = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f
+                           + t * (-1.453152027f + t * 1.061405429f))));
+        float erf_magnitude = 1.0f - polynomial * gaussian;
+        float erf_value = x[j] < 0.0f ? -erf_magnitude : erf_magnitude;
+        float cdf = 0.5f * (1.0f + erf_value);
+        y[j] = x[j] * cdf;
+        slope[j] = cdf + x[j] * gaussian * 0.39894228040143268f;     /* 1 / sqrt(2 pi) */
+    }
+}
+
+static void KERNEL(gelu_forward)(
+    Py_ssize_t rows, Py_ssize_t width, Rows x, Rows y, Rows slope)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(gelu_forward_row)(width, ROW(x, r), ROW(y, r), ROW(slope, r));
+}
