@@ -160,3 +160,31 @@ def gelu_forward(flat_x, flat_y, flat_slope):
         return None
     _native.gelu_forward(flat_x[None], flat_y[None], flat_slope[None])
     return True
+
+
+def _vector(array, optional=True):
+    if array is None:
+        return optional
+    return (type(array) is np.ndarray and array.dtype == _FLOAT32 and array.ndim == 1
+            and (array.strides[0] == 4 or array.shape[0] <= 1))
+
+
+def layer_norm_forward(x, scale, bias, eps, y, xhat, invstd):
+    """Layer normalization of the rows of ``x`` (M, D) into ``y`` and ``xhat`` (M, D) and
+    ``invstd`` (M,) (normalization.py's ``layer_norm_forward``, a chunk of rows at a time);
+    scale and bias (D,) or None. True, or None where the kernel does not apply."""
+    if not (_rows(x, y, xhat) and _vector(scale) and _vector(bias)
+            and _vector(invstd, optional=False)):
+        return None
+    _native.layer_norm_forward(x, scale, bias, float(eps), y, xhat, invstd)
+    return True
+
+
+def layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias):
+    """Its backward over a chunk of rows: dx (M, D) written (None: not wanted), dscale and
+    dbias (D,) added to (None: not wanted). True, or None where the kernel does not apply."""
+    if not (_rows(dy, xhat) and (dx is None or _rows(dx)) and _vector(invstd, optional=False)
+            and _vector(scale) and _vector(dscale) and _vector(dbias)):
+        return None
+    _native.layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias)
+    return True

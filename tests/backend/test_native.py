@@ -199,8 +199,10 @@ def test_softmax_cross_entropy_matches_the_formula(build, rows, width, scale, la
     assert native.softmax_cross_entropy(x, targets, probabilities, losses)
     shifted = x.astype(np.float64) - x.max(axis=1, keepdims=True)
     total = np.exp(shifted).sum(axis=1)
-    np.testing.assert_allclose(probabilities, np.exp(shifted) / total[:, None], rtol=2e-6,
-                               atol=1e-37)
+    expected = np.exp(shifted) / total[:, None]
+    # e^s of a rounded float32 s: relative error up to |s| epsilon
+    allowed = expected * (2e-6 + 2 * EPSILON * np.abs(shifted)) + 1e-37
+    assert np.all(np.abs(probabilities - expected) <= allowed)
     expected = np.log(total) - shifted[np.arange(rows), targets]
     _close(losses, expected, np.log(total) + np.abs(shifted[np.arange(rows), targets]))
 
@@ -238,6 +240,90 @@ def test_gelu_applies_to_contiguous_float32_vectors_only():
     assert native.gelu_forward(x.reshape(3, 4), y, slope) is None
     empty = np.zeros((1, 0), np.float32)[0]            # a 0-stride view: the portable code
     assert native.gelu_forward(empty, empty, empty) is None
+
+
+@given(rows=st.integers(1, 6), width=st.integers(1, 70), scale=st.sampled_from([0.01, 1.0, 50.0]),
+       layout=st.sampled_from(["plain", "rows of a wider array"]), affine=st.booleans(),
+       needs=st.tuples(st.booleans(), st.booleans(), st.booleans()), seed=st.integers(0, 2 ** 16))
+def test_layer_norm_matches_the_formulas(build, rows, width, scale, layout, affine, needs, seed):
+    """Forward (y, xhat, invstd) and backward (dx, and dscale, dbias added to what is there)
+    against float64 formulas, with and without scale and bias, each gradient wanted or not."""
+    rng = np.random.default_rng(seed)
+    x = _draw(rng, (rows, width), scale, layout) + np.float32(scale)      # an offset mean
+    dy = _draw(rng, (rows, width), 1.0, layout)
+    gamma, beta = ((rng.standard_normal(width).astype(np.float32) if affine else None)
+                   for _ in range(2))
+    eps = 1e-5
+    y, xhat = (np.full((rows, width), np.nan, np.float32) for _ in range(2))
+    invstd = np.full(rows, np.nan, np.float32)
+    assert native.layer_norm_forward(x, gamma, beta, eps, y, xhat, invstd)
+    x64 = x.astype(np.float64)
+    centred = x64 - x64.mean(axis=1, keepdims=True)
+    inverse = 1 / np.sqrt((centred ** 2).mean(axis=1, keepdims=True) + eps)
+    h = centred * inverse
+    expected_y = h * gamma + beta if affine else h
+    spread = np.abs(x64).max(axis=1, keepdims=True) * inverse      # a cancelled mean's error
+    _close(invstd, inverse[:, 0], inverse[:, 0] * width)
+    _close(xhat, h, spread * width)
+    _close(y, expected_y, spread * width * (np.abs(gamma) + 1 if affine else 1))
+
+    dx = np.full((rows, width), np.nan, np.float32) if needs[0] else None
+    dscale = np.ones(width, np.float32) if needs[1] else None
+    dbias = np.ones(width, np.float32) if needs[2] else None
+    assert native.layer_norm_backward(dy, xhat, invstd, gamma, dx, dscale, dbias)
+    h, inverse = xhat.astype(np.float64), invstd.astype(np.float64)[:, None]
+    g = dy * gamma if affine else dy.astype(np.float64)
+    terms = np.abs(g).sum(axis=1, keepdims=True) * (1 + np.abs(h)) * inverse
+    if needs[0]:
+        _close(dx, inverse * (g - g.mean(axis=1, keepdims=True)
+                              - h * (g * h).mean(axis=1, keepdims=True)), terms)
+    if needs[1]:
+        _close(dscale, 1 + (dy * h).sum(axis=0), 1 + (np.abs(dy) * np.abs(h)).sum(axis=0))
+    if needs[2]:
+        _close(dbias, 1 + dy.astype(np.float64).sum(axis=0), 1 + np.abs(dy).sum(axis=0))
+
+
+def test_layer_norm_operands():
+    x = np.zeros((2, 4), np.float32)
+    invstd = np.zeros(2, np.float32)
+    assert native.layer_norm_forward(x, None, None, 1e-5, x.copy(), x.copy(), invstd)
+    assert native.layer_norm_forward(x, np.ones(4), None, 1e-5, x.copy(), x.copy(),
+                                     invstd) is None           # a float64 scale
+    assert native.layer_norm_forward(x, None, None, 1e-5, x.copy(), x.copy(),
+                                     np.zeros((2, 2), np.float32)[:, 0]) is None
+    with pytest.raises(ValueError, match="layer_norm_forward: expected scale of 4 elements, "
+                                         "got 3"):
+        native._native.layer_norm_forward(x, np.ones(3, np.float32), None, 1e-5, x.copy(),
+                                           x.copy(), invstd)
+    with pytest.raises(ValueError, match="layer_norm_backward: expected invstd of 2 elements"):
+        native._native.layer_norm_backward(x, x, np.ones(3, np.float32), None, None, None,
+                                            None)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_the_layer_norm_op_agrees_with_the_portable_code(affine):
+    rng = np.random.default_rng(4)
+    data = (rng.standard_normal((3, 5, 24)) * 2 + 1).astype(np.float32)
+    layer = autograd.LayerNorm(24) if affine else None
+    if affine:
+        layer.scale.data[...] = rng.standard_normal(24)
+        layer.bias.data[...] = rng.standard_normal(24)
+
+    def run(flag):
+        previous = native.set_enabled(flag)
+        try:
+            x = Tensor(data=data.copy(), stores_grad=True)
+            y = layer(x) if affine else autograd.layer_norm(x, (24,))
+            loss = autograd.sum(autograd.mul(y, y))
+            return y.to_numpy(), [g for _, g in autograd.backward(loss)]
+        finally:
+            native.set_enabled(previous)
+
+    (y_native, g_native), (y_numpy, g_numpy) = run(True), run(False)
+    np.testing.assert_allclose(y_native, y_numpy, rtol=1e-5, atol=1e-5)
+    assert len(g_native) == len(g_numpy) == (3 if affine else 1)
+    for a, b in zip(g_native, g_numpy):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
 def test_softmax_cross_entropy_does_not_depend_on_a_shift_of_the_row(build):

@@ -51,6 +51,10 @@ typedef void (*GRUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows,
 typedef void (*GRUBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows,
                             Rows);
 typedef void (*GELUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows);
+typedef void (*LayerNormForward)(Py_ssize_t, Py_ssize_t, Rows, const float *, const float *,
+                                 float, Rows, Rows, float *);
+typedef void (*LayerNormBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, const float *,
+                                  const float *, Rows, float *, float *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -62,6 +66,8 @@ static struct {
     GRUBackward gru_backward;
     SoftmaxCrossEntropy softmax_cross_entropy;
     GELUForward gelu_forward;
+    LayerNormForward layer_norm_forward;
+    LayerNormBackward layer_norm_backward;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -73,6 +79,8 @@ static struct {
         chosen.gru_backward = gru_backward_##suffix;  \
         chosen.softmax_cross_entropy = softmax_cross_entropy_##suffix; \
         chosen.gelu_forward = gelu_forward_##suffix;  \
+        chosen.layer_norm_forward = layer_norm_forward_##suffix; \
+        chosen.layer_norm_backward = layer_norm_backward_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)
@@ -372,6 +380,114 @@ static PyObject *softmax_cross_entropy(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* An optional 1-D float32 operand (None gives NULL). */
+static int take_optional_vector(const char *kernel, const char *name, PyObject *object,
+                                Py_buffer *view, int writable, Py_ssize_t count, float **data)
+{
+    *data = NULL;
+    view->obj = NULL;
+    if (object == Py_None)
+        return 0;
+    if (take_vector(kernel, name, object, view, writable, count, 4, "f", "float32") < 0)
+        return -1;
+    *data = (float *)view->buf;
+    return 0;
+}
+
+static void release_vector(Py_buffer *view)
+{
+    if (view->obj != NULL)
+        PyBuffer_Release(view);
+}
+
+static const Operand LAYER_NORM_FORWARD[] = {
+    {"x", 1, 0, 0}, {"y", 1, 1, 0}, {"xhat", 1, 1, 0}};
+
+static PyObject *layer_norm_forward(PyObject *self, PyObject *args)
+{
+    const char *kernel = "layer_norm_forward";
+    PyObject *x, *scale, *bias, *y, *xhat, *invstd;
+    float eps;
+    if (!PyArg_ParseTuple(args, "OOOfOOO:layer_norm_forward", &x, &scale, &bias, &eps, &y,
+                          &xhat, &invstd))
+        return NULL;
+    PyObject *rows = PyTuple_Pack(3, x, y, xhat);
+    if (rows == NULL)
+        return NULL;
+    Operands a;
+    int failed = take_operands(kernel, rows, LAYER_NORM_FORWARD, 3, 0, &a);
+    Py_DECREF(rows);
+    if (failed)
+        return NULL;
+    Py_buffer views[3];
+    float *scale_data, *bias_data, *invstd_data;
+    views[0].obj = views[1].obj = views[2].obj = NULL;
+    if (take_optional_vector(kernel, "scale", scale, &views[0], 0, a.hidden, &scale_data) < 0
+            || take_optional_vector(kernel, "bias", bias, &views[1], 0, a.hidden,
+                                    &bias_data) < 0
+            || take_vector(kernel, "invstd", invstd, &views[2], 1, a.count, 4, "f",
+                           "float32") < 0) {
+        for (int k = 0; k < 3; k++)
+            release_vector(&views[k]);
+        release(&a, 3);
+        return NULL;
+    }
+    invstd_data = (float *)views[2].buf;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.layer_norm_forward(a.count, a.hidden, a.rows[0], scale_data, bias_data, eps,
+                              a.rows[1], a.rows[2], invstd_data);
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 3; k++)
+        release_vector(&views[k]);
+    release(&a, 3);
+    Py_RETURN_NONE;
+}
+
+static const Operand LAYER_NORM_BACKWARD[] = {
+    {"dy", 1, 0, 0}, {"xhat", 1, 0, 0}, {"dx", 1, 1, 1}};
+
+static PyObject *layer_norm_backward(PyObject *self, PyObject *args)
+{
+    const char *kernel = "layer_norm_backward";
+    PyObject *dy, *xhat, *invstd, *scale, *dx, *dscale, *dbias;
+    if (!PyArg_ParseTuple(args, "OOOOOOO:layer_norm_backward", &dy, &xhat, &invstd, &scale,
+                          &dx, &dscale, &dbias))
+        return NULL;
+    PyObject *rows = PyTuple_Pack(3, dy, xhat, dx);
+    if (rows == NULL)
+        return NULL;
+    Operands a;
+    int failed = take_operands(kernel, rows, LAYER_NORM_BACKWARD, 3, 0, &a);
+    Py_DECREF(rows);
+    if (failed)
+        return NULL;
+    Py_buffer views[4];
+    float *invstd_data = NULL, *scale_data, *dscale_data, *dbias_data;
+    for (int k = 0; k < 4; k++)
+        views[k].obj = NULL;
+    if (take_vector(kernel, "invstd", invstd, &views[0], 0, a.count, 4, "f", "float32") < 0
+            || take_optional_vector(kernel, "scale", scale, &views[1], 0, a.hidden,
+                                    &scale_data) < 0
+            || take_optional_vector(kernel, "dscale", dscale, &views[2], 1, a.hidden,
+                                    &dscale_data) < 0
+            || take_optional_vector(kernel, "dbias", dbias, &views[3], 1, a.hidden,
+                                    &dbias_data) < 0) {
+        for (int k = 0; k < 4; k++)
+            release_vector(&views[k]);
+        release(&a, 3);
+        return NULL;
+    }
+    invstd_data = (float *)views[0].buf;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.layer_norm_backward(a.count, a.hidden, a.rows[0], a.rows[1], invstd_data,
+                               scale_data, a.rows[2], dscale_data, dbias_data);
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 4; k++)
+        release_vector(&views[k]);
+    release(&a, 3);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"lstm_forward", lstm_forward, METH_VARARGS,
      "lstm_forward(x_gates, h_gates, c, h_out, c_out, gates, tanh_c): one LSTM step"},
@@ -383,6 +499,10 @@ static PyMethodDef methods[] = {
      "gru_backward(rz, n, h_n, h, dh, dx_gates, dh_gates or None, direct): its backward"},
     {"gelu_forward", gelu_forward, METH_VARARGS,
      "gelu_forward(x, y, slope): the exact GELU of 2-D x and its slope"},
+    {"layer_norm_forward", layer_norm_forward, METH_VARARGS,
+     "layer_norm_forward(x, scale or None, bias or None, eps, y, xhat, invstd): rows of x"},
+    {"layer_norm_backward", layer_norm_backward, METH_VARARGS,
+     "layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias), None where not wanted"},
     {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,
      "softmax_cross_entropy(x, probabilities, targets, losses): softmax and loss of each row"},
     {"set_instruction_set", set_instruction_set, METH_O,

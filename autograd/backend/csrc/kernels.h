@@ -284,3 +284,108 @@ static void KERNEL(gelu_forward)(
     for (Py_ssize_t r = 0; r < rows; r++)
         KERNEL(gelu_forward_row)(width, ROW(x, r), ROW(y, r), ROW(slope, r));
 }
+
+/* The sum of a row in LANES partial sums (vectorizable without reassociation flags). */
+static inline float KERNEL(row_sum)(Py_ssize_t width, const float *restrict x)
+{
+    float partial[LANES] = {0.0f};
+    Py_ssize_t j = 0;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++)
+            partial[k] += x[j + k];
+    float total = 0.0f;
+    for (int k = 0; k < LANES; k++)
+        total += partial[k];
+    for (; j < width; j++)
+        total += x[j];
+    return total;
+}
+
+/* Layer normalization of one row (see backend/normalization.py, layer_norm_forward):
+ * xhat = (x - mean) invstd, invstd = 1 / sqrt(var + eps) with the biased variance (two
+ * passes: the mean first), y = scale xhat + bias (scale, bias NULL for none). */
+static inline void KERNEL(layer_norm_row)(
+    Py_ssize_t width, const float *restrict x, const float *restrict scale,
+    const float *restrict bias, float eps, float *restrict y, float *restrict xhat,
+    float *restrict invstd)
+{
+    float mean = KERNEL(row_sum)(width, x) / (float)width;
+    for (Py_ssize_t j = 0; j < width; j++)
+        xhat[j] = x[j] - mean;
+    float partial[LANES] = {0.0f};
+    Py_ssize_t j = 0;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++)
+            partial[k] += xhat[j + k] * xhat[j + k];
+    float squares = 0.0f;
+    for (int k = 0; k < LANES; k++)
+        squares += partial[k];
+    for (; j < width; j++)
+        squares += xhat[j] * xhat[j];
+    float inverse = 1.0f / sqrtf(squares / (float)width + eps);
+    *invstd = inverse;
+    for (j = 0; j < width; j++) {
+        float h = xhat[j] * inverse;
+        xhat[j] = h;
+        y[j] = (scale != NULL ? h * scale[j] : h) + (bias != NULL ? bias[j] : 0.0f);
+    }
+}
+
+static void KERNEL(layer_norm_forward)(
+    Py_ssize_t rows, Py_ssize_t width, Rows x, const float *scale, const float *bias, float eps,
+    Rows y, Rows xhat, float *invstd)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(layer_norm_row)(width, ROW(x, r), scale, bias, eps, ROW(y, r), ROW(xhat, r),
+                               invstd + r);
+}
+
+/* Its backward for one row, with g = dy scale (dy without scale): dx = invstd (g - mean(g)
+ * - xhat mean(g xhat)); dscale += dy xhat and dbias += dy (either NULL when not wanted). */
+static inline void KERNEL(layer_norm_backward_row)(
+    Py_ssize_t width, const float *restrict dy, const float *restrict xhat, float invstd,
+    const float *restrict scale, float *restrict dx, float *restrict dscale,
+    float *restrict dbias)
+{
+    if (dscale != NULL)
+        for (Py_ssize_t j = 0; j < width; j++)
+            dscale[j] += dy[j] * xhat[j];
+    if (dbias != NULL)
+        for (Py_ssize_t j = 0; j < width; j++)
+            dbias[j] += dy[j];
+    if (dx == NULL)
+        return;
+    float sum_g[LANES] = {0.0f}, sum_gh[LANES] = {0.0f};
+    Py_ssize_t j = 0;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++) {
+            float g = scale != NULL ? dy[j + k] * scale[j + k] : dy[j + k];
+            sum_g[k] += g;
+            sum_gh[k] += g * xhat[j + k];
+        }
+    float mean_g = 0.0f, mean_gh = 0.0f;
+    for (int k = 0; k < LANES; k++) {
+        mean_g += sum_g[k];
+        mean_gh += sum_gh[k];
+    }
+    for (; j < width; j++) {
+        float g = scale != NULL ? dy[j] * scale[j] : dy[j];
+        mean_g += g;
+        mean_gh += g * xhat[j];
+    }
+    mean_g /= (float)width;
+    mean_gh /= (float)width;
+    for (j = 0; j < width; j++) {
+        float g = scale != NULL ? dy[j] * scale[j] : dy[j];
+        dx[j] = invstd * (g - mean_g - xhat[j] * mean_gh);
+    }
+}
+
+static void KERNEL(layer_norm_backward)(
+    Py_ssize_t rows, Py_ssize_t width, Rows dy, Rows xhat, const float *invstd,
+    const float *scale, Rows dx, float *dscale, float *dbias)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(layer_norm_backward_row)(width, ROW(dy, r), ROW(xhat, r), invstd[r], scale,
+                                        dx.data != NULL ? ROW(dx, r) : NULL, dscale, dbias);
+}
