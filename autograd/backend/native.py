@@ -188,3 +188,19 @@ def layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias):
         return None
     _native.layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias)
     return True
+
+
+def scatter_rows_add(target, index, values):
+    """``target[index[r]] += values[r]`` for the rows of float32 ``values`` (R, D) into
+    ``target`` (V, D), indices repeating allowed (operations/utils.py's ``scatter_add`` for an
+    embedding's gradient), a negative index counting from the end as in NumPy; True, or None
+    where the kernel does not apply. An index outside [-V, V) is an IndexError, and then
+    nothing was added."""
+    if (not _rows(target, values) or type(index) is not np.ndarray or index.ndim != 1
+            or not (index.dtype.kind == "i" or index.dtype.kind == "u" and
+                    index.dtype.itemsize < 8) or target.shape[1] != values.shape[1]):
+        return None
+    if index.dtype != _INT64:
+        index = index.astype(_INT64)
+    _native.scatter_rows_add(target, np.ascontiguousarray(index), values)
+    return True

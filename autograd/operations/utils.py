@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from ..backend import native
 from ..device import device_of_array, get_array_module
 from ..geometry import axis_slice
 
@@ -160,7 +161,8 @@ def scatter_add(target, index, values):
     """``target[index] += values`` in place, where an index that repeats adds each of its values
     (plain fancy-index assignment would keep only the last)."""
     if get_array_module(target) is np:
-        np.add.at(target, index, values)
+        if not native.scatter_rows_add(target, index, values):
+            np.add.at(target, index, values)
     else:
         import cupyx
         cupyx.scatter_add(target, index, values)

@@ -326,6 +326,38 @@ def test_the_layer_norm_op_agrees_with_the_portable_code(affine):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
+@given(rows=st.integers(0, 30), vocabulary=st.integers(1, 8), width=st.integers(1, 40),
+       layout=st.sampled_from(["plain", "rows of a wider array"]), seed=st.integers(0, 2 ** 16))
+def test_scatter_rows_add_matches_numpy_add_at(build, rows, vocabulary, width, layout, seed):
+    """Repeated and negative indices, added to what the target holds, against np.add.at."""
+    rng = np.random.default_rng(seed)
+    target = _draw(rng, (vocabulary, width), 1.0, layout)
+    values = _draw(rng, (max(rows, 1), width), 1.0, layout)[:rows]
+    index = rng.integers(-vocabulary, vocabulary, rows)
+    expected = target.astype(np.float64)
+    np.add.at(expected, index, values)
+    assert native.scatter_rows_add(target, index.astype(np.int32), values)
+    _close(target, expected, 1 + np.abs(expected))
+
+
+def test_scatter_rows_add_checks_every_index_before_adding():
+    target = np.zeros((3, 2), np.float32)
+    with pytest.raises(IndexError, match="scatter_rows_add: index 3 of row 1 is out of bounds "
+                                         "for 3 rows"):
+        native.scatter_rows_add(target, np.array([0, 3]), np.ones((2, 2), np.float32))
+    with pytest.raises(IndexError, match="index -4 of row 0"):
+        native.scatter_rows_add(target, np.array([-4, 0]), np.ones((2, 2), np.float32))
+    assert not np.any(target)
+    assert native.scatter_rows_add(target, np.array([2 ** 63], np.uint64),
+                                   np.ones((1, 2), np.float32)) is None
+    assert native.scatter_rows_add(target, np.array([[0]]), np.ones((1, 2), np.float32)) is None
+    assert native.scatter_rows_add(target[:, :1], np.array([0]),
+                                   np.ones((1, 2), np.float32)) is None
+    with pytest.raises(ValueError, match="expected target as a 2-D float32 array of 2"):
+        native._native.scatter_rows_add(np.zeros((3, 3), np.float32), np.array([0]),
+                                        np.ones((1, 2), np.float32))
+
+
 def test_softmax_cross_entropy_does_not_depend_on_a_shift_of_the_row(build):
     """Rows of logits all far below or above 0 give the probabilities of the row around 0."""
     rng = np.random.default_rng(2)

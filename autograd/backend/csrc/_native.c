@@ -55,6 +55,8 @@ typedef void (*LayerNormForward)(Py_ssize_t, Py_ssize_t, Rows, const float *, co
                                  float, Rows, Rows, float *);
 typedef void (*LayerNormBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, const float *,
                                   const float *, Rows, float *, float *);
+typedef Py_ssize_t (*ScatterRowsAdd)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, const int64_t *,
+                                     Rows);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -68,6 +70,7 @@ static struct {
     GELUForward gelu_forward;
     LayerNormForward layer_norm_forward;
     LayerNormBackward layer_norm_backward;
+    ScatterRowsAdd scatter_rows_add;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -81,6 +84,7 @@ static struct {
         chosen.gelu_forward = gelu_forward_##suffix;  \
         chosen.layer_norm_forward = layer_norm_forward_##suffix; \
         chosen.layer_norm_backward = layer_norm_backward_##suffix; \
+        chosen.scatter_rows_add = scatter_rows_add_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)
@@ -488,6 +492,62 @@ static PyObject *layer_norm_backward(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *scatter_rows_add(PyObject *self, PyObject *args)
+{
+    const char *kernel = "scatter_rows_add";
+    PyObject *target, *index, *values;
+    if (!PyArg_ParseTuple(args, "OOO:scatter_rows_add", &target, &index, &values))
+        return NULL;
+    /* values (R, D) fixes R and D; the target is (V, D) for any V */
+    Operand spec[1] = {{"values", 1, 0, 0}};
+    PyObject *tuple = PyTuple_Pack(1, values);
+    if (tuple == NULL)
+        return NULL;
+    Operands a;
+    int failed = take_operands(kernel, tuple, spec, 1, 0, &a);
+    Py_DECREF(tuple);
+    if (failed)
+        return NULL;
+    Py_buffer target_view, index_view;
+    int flags = PyBUF_STRIDES | PyBUF_FORMAT | PyBUF_WRITABLE;
+    if (PyObject_GetBuffer(target, &target_view, flags) < 0) {
+        release(&a, 1);
+        return NULL;
+    }
+    if (target_view.ndim != 2 || target_view.itemsize != 4 || strcmp(target_view.format, "f")
+            || target_view.shape[1] != a.hidden
+            || (target_view.shape[1] > 1 && target_view.strides[1] != 4)
+            || target_view.strides[0] % 4 != 0 || target_view.strides[0] < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: expected target as a 2-D float32 array of %zd "
+                     "contiguous columns", kernel, a.hidden);
+        PyBuffer_Release(&target_view);
+        release(&a, 1);
+        return NULL;
+    }
+    if (take_vector(kernel, "index", index, &index_view, 0, a.count, 8, "lq", "int64") < 0) {
+        PyBuffer_Release(&target_view);
+        release(&a, 1);
+        return NULL;
+    }
+    Rows target_rows = {(float *)target_view.buf, target_view.strides[0] / 4};
+    Py_ssize_t bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = chosen.scatter_rows_add(a.count, a.hidden, target_rows, target_view.shape[0],
+                                  (const int64_t *)index_view.buf, a.rows[0]);
+    Py_END_ALLOW_THREADS
+    int64_t value = bad >= 0 ? ((const int64_t *)index_view.buf)[bad] : 0;
+    Py_ssize_t limit = target_view.shape[0];
+    PyBuffer_Release(&index_view);
+    PyBuffer_Release(&target_view);
+    release(&a, 1);
+    if (bad >= 0) {
+        PyErr_Format(PyExc_IndexError, "%s: index %lld of row %zd is out of bounds for %zd "
+                     "rows", kernel, (long long)value, bad, limit);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"lstm_forward", lstm_forward, METH_VARARGS,
      "lstm_forward(x_gates, h_gates, c, h_out, c_out, gates, tanh_c): one LSTM step"},
@@ -503,6 +563,8 @@ static PyMethodDef methods[] = {
      "layer_norm_forward(x, scale or None, bias or None, eps, y, xhat, invstd): rows of x"},
     {"layer_norm_backward", layer_norm_backward, METH_VARARGS,
      "layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias), None where not wanted"},
+    {"scatter_rows_add", scatter_rows_add, METH_VARARGS,
+     "scatter_rows_add(target, index, values): target[index[r]] += values[r], row by row"},
     {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,
      "softmax_cross_entropy(x, probabilities, targets, losses): softmax and loss of each row"},
     {"set_instruction_set", set_instruction_set, METH_O,

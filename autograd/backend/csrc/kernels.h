@@ -389,3 +389,27 @@ static void KERNEL(layer_norm_backward)(
         KERNEL(layer_norm_backward_row)(width, ROW(dy, r), ROW(xhat, r), invstd[r], scale,
                                         dx.data != NULL ? ROW(dx, r) : NULL, dscale, dbias);
 }
+
+/* target[index[r]] += values[r] for each row r (an embedding's gradient): rows whose index
+ * repeats add up; a negative index counts from the end, as in NumPy. Returns the first row
+ * whose index is outside [-target rows, target rows), having added nothing, or -1. */
+static inline void KERNEL(add_row)(Py_ssize_t width, float *restrict target,
+                                   const float *restrict values)
+{
+    for (Py_ssize_t j = 0; j < width; j++)
+        target[j] += values[j];
+}
+
+static Py_ssize_t KERNEL(scatter_rows_add)(
+    Py_ssize_t rows, Py_ssize_t width, Rows target, Py_ssize_t target_rows,
+    const int64_t *index, Rows values)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)         /* all checked first: nothing half-added */
+        if (index[r] < -target_rows || index[r] >= target_rows)
+            return r;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int64_t row = index[r] < 0 ? index[r] + target_rows : index[r];
+        KERNEL(add_row)(width, ROW(target, row), ROW(values, r));
+    }
+    return -1;
+}
