@@ -29,7 +29,7 @@ array([[4., 4.],
 import numpy as np
 
 from ..device import get_array_module
-from . import buffer_cache, threads, winograd
+from . import buffer_cache, native, threads, winograd
 from .im2col import pad2d, unpad2d, offset_slice, columns, window_view
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
 
@@ -225,6 +225,8 @@ def _winograd_for_inference(x, W, geometry, pads):
 
 def _epilogue(rows, bias, residual, relu):
     """rows += bias (a column) + residual, then max(rows, 0) where ``relu``; in place."""
+    if native.epilogue(rows, None if bias is None else bias[:, 0], residual, relu):
+        return
     if bias is not None:
         np.add(rows, bias, out=rows)
     if residual is not None:

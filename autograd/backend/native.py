@@ -204,3 +204,13 @@ def scatter_rows_add(target, index, values):
         index = index.astype(_INT64)
     _native.scatter_rows_add(target, np.ascontiguousarray(index), values)
     return True
+
+
+def epilogue(rows, bias, residual, relu):
+    """``rows`` (O, L) += bias (O,) + residual (O, L), then max(rows, 0) where ``relu``, in
+    place and in one pass (convolution.py's ``_epilogue``; bias and residual None for none);
+    True, or None where the kernel does not apply."""
+    if not (_rows(rows) and (residual is None or _rows(residual)) and _vector(bias)):
+        return None
+    _native.epilogue(rows, bias, residual, relu)
+    return True

@@ -358,6 +358,39 @@ def test_scatter_rows_add_checks_every_index_before_adding():
                                         np.ones((1, 2), np.float32))
 
 
+@given(rows=st.integers(1, 6), width=st.integers(1, 70), with_bias=st.booleans(),
+       with_residual=st.booleans(), relu=st.booleans(),
+       layout=st.sampled_from(["plain", "rows of a wider array"]), seed=st.integers(0, 2 ** 16))
+def test_epilogue_matches_the_formula(build, rows, width, with_bias, with_residual, relu,
+                                      layout, seed):
+    rng = np.random.default_rng(seed)
+    y = _draw(rng, (rows, width), 1.0, layout)
+    bias = rng.standard_normal(rows).astype(np.float32) if with_bias else None
+    residual = _draw(rng, (rows, width), 1.0, layout) if with_residual else None
+    expected = y.astype(np.float64)
+    if with_bias:
+        expected += bias[:, None]
+    if with_residual:
+        expected += residual
+    if relu:
+        expected = np.maximum(expected, 0)
+    assert native.epilogue(y, bias, residual, relu)
+    _close(y, expected, 3.0)
+    if relu:
+        assert np.all(y >= 0)
+
+
+def test_epilogue_operands():
+    y = np.zeros((2, 3), np.float32)
+    assert native.epilogue(y, np.zeros(2), None, True) is None          # a float64 bias
+    assert native.epilogue(y, None, np.zeros((2, 3)), True) is None      # a float64 residual
+    with pytest.raises(ValueError, match="epilogue: expected residual of shape \\(2, 3\\), "
+                                         "got \\(3, 3\\)"):
+        native._native.epilogue(y, None, np.zeros((3, 3), np.float32), True)
+    with pytest.raises(ValueError, match="epilogue: expected bias of 2 elements, got 3"):
+        native._native.epilogue(y, np.zeros(3, np.float32), None, False)
+
+
 def test_softmax_cross_entropy_does_not_depend_on_a_shift_of_the_row(build):
     """Rows of logits all far below or above 0 give the probabilities of the row around 0."""
     rng = np.random.default_rng(2)

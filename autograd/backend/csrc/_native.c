@@ -57,6 +57,7 @@ typedef void (*LayerNormBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, const floa
                                   const float *, Rows, float *, float *);
 typedef Py_ssize_t (*ScatterRowsAdd)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, const int64_t *,
                                      Rows);
+typedef void (*Epilogue)(Py_ssize_t, Py_ssize_t, Rows, const float *, Rows, int);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -71,6 +72,7 @@ static struct {
     LayerNormForward layer_norm_forward;
     LayerNormBackward layer_norm_backward;
     ScatterRowsAdd scatter_rows_add;
+    Epilogue epilogue;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -85,6 +87,7 @@ static struct {
         chosen.layer_norm_forward = layer_norm_forward_##suffix; \
         chosen.layer_norm_backward = layer_norm_backward_##suffix; \
         chosen.scatter_rows_add = scatter_rows_add_##suffix; \
+        chosen.epilogue = epilogue_##suffix;          \
     } while (0)
 
 static void choose_instruction_set(void)
@@ -548,6 +551,37 @@ static PyObject *scatter_rows_add(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static const Operand EPILOGUE[] = {{"y", 1, 1, 0}, {"residual", 1, 0, 1}};
+
+static PyObject *epilogue(PyObject *self, PyObject *args)
+{
+    const char *kernel = "epilogue";
+    PyObject *y, *bias, *residual;
+    int relu;
+    if (!PyArg_ParseTuple(args, "OOOp:epilogue", &y, &bias, &residual, &relu))
+        return NULL;
+    PyObject *rows = PyTuple_Pack(2, y, residual);
+    if (rows == NULL)
+        return NULL;
+    Operands a;
+    int failed = take_operands(kernel, rows, EPILOGUE, 2, 0, &a);
+    Py_DECREF(rows);
+    if (failed)
+        return NULL;
+    Py_buffer bias_view;
+    float *bias_data;
+    if (take_optional_vector(kernel, "bias", bias, &bias_view, 0, a.count, &bias_data) < 0) {
+        release(&a, 2);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    chosen.epilogue(a.count, a.hidden, a.rows[0], bias_data, a.rows[1], relu);
+    Py_END_ALLOW_THREADS
+    release_vector(&bias_view);
+    release(&a, 2);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"lstm_forward", lstm_forward, METH_VARARGS,
      "lstm_forward(x_gates, h_gates, c, h_out, c_out, gates, tanh_c): one LSTM step"},
@@ -563,6 +597,8 @@ static PyMethodDef methods[] = {
      "layer_norm_forward(x, scale or None, bias or None, eps, y, xhat, invstd): rows of x"},
     {"layer_norm_backward", layer_norm_backward, METH_VARARGS,
      "layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias), None where not wanted"},
+    {"epilogue", epilogue, METH_VARARGS,
+     "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,
      "scatter_rows_add(target, index, values): target[index[r]] += values[r], row by row"},
     {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,

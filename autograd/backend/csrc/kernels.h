@@ -413,3 +413,28 @@ static Py_ssize_t KERNEL(scatter_rows_add)(
     }
     return -1;
 }
+
+/* A convolution's epilogue on its output rows (see backend/convolution.py, _epilogue), in
+ * place and in one pass: y = max(y + bias[row] + residual, 0), the bias (one value per row),
+ * the residual rows and the ReLU each optional (NULL, 0). */
+static inline void KERNEL(epilogue_row)(
+    Py_ssize_t width, float *restrict y, float bias, const float *restrict residual, int relu)
+{
+    if (residual != NULL)
+        for (Py_ssize_t j = 0; j < width; j++)
+            y[j] = y[j] + bias + residual[j];
+    else
+        for (Py_ssize_t j = 0; j < width; j++)
+            y[j] = y[j] + bias;
+    if (relu)
+        for (Py_ssize_t j = 0; j < width; j++)
+            y[j] = y[j] > 0.0f ? y[j] : 0.0f;
+}
+
+static void KERNEL(epilogue)(
+    Py_ssize_t rows, Py_ssize_t width, Rows y, const float *bias, Rows residual, int relu)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(epilogue_row)(width, ROW(y, r), bias != NULL ? bias[r] : 0.0f,
+                             residual.data != NULL ? ROW(residual, r) : NULL, relu);
+}
