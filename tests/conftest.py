@@ -104,3 +104,20 @@ def _restore_the_training_flag():
     before = autograd.training
     yield
     autograd.training = before
+
+
+@pytest.fixture(scope="module", params=["compiled", "portable"])
+def compiled_and_portable(request):
+    """Run a module's tests twice: with the compiled CPU kernels (autograd/backend/native.py)
+    and with the portable NumPy code they stand in for, so that both stay tested (module-scoped:
+    hypothesis tests may use it). Modules opt in with
+    ``pytestmark = pytest.mark.usefixtures("compiled_and_portable")``."""
+    from autograd.backend import native
+    if request.param == "compiled" and not native.available():
+        pytest.skip("the compiled kernels are not built in this install")
+    previous = native.enabled()
+    if native.available():
+        native.set_enabled(request.param == "compiled")
+    yield request.param
+    if native.available():
+        native.set_enabled(previous)

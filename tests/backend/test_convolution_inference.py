@@ -10,6 +10,9 @@ from autograd.backend.layout import is_batch_last
 from autograd.geometry import ConvGeometry
 from tests.backend.test_kernels import conv_cases, reference_conv, _layouts
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def _expected(x, W, b, case, residual, relu, out_size):
     y = reference_conv(x, W, b, case["stride"], case["dilation"], case["pads"], case["groups"],

@@ -12,6 +12,9 @@ from autograd.geometry import ConvGeometry
 from tests.backend.test_convolution_mutants import _inputs, direct_conv
 from tests.layouts import stored_batch_last
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 @pytest.mark.parametrize("kernel", [1, 3])
 @pytest.mark.parametrize("residual_batch_last", [False, True])

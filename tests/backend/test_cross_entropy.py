@@ -5,6 +5,9 @@ import pytest
 
 from autograd.backend import cross_entropy, kernels_for
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def reference(rows, targets, weight):
     rows = rows.astype(np.float64)

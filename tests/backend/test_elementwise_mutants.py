@@ -8,6 +8,9 @@ import pytest
 import autograd
 from autograd.backend import buffer_cache, elementwise, numpy_kernels, threads
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 @pytest.fixture
 def three_threads():

@@ -10,6 +10,9 @@ import pytest
 from autograd.backend import normalization
 from autograd.backend import numpy_kernels as kernels
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def reference_batch_norm(x, scale, bias, eps, dy, training, mean=None, var=None):
     """y, mean, var, dx, dscale, dbias of batch norm over axis 1 of x (N, C, ...), float64."""

@@ -12,6 +12,9 @@ import autograd
 from autograd.backend import numpy_kernels as kernels
 from autograd.backend import normalization, threads
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 @pytest.fixture(params=[1, 3], ids=["1-thread", "3-threads"])
 def thread_count(request):

@@ -11,6 +11,9 @@ import autograd
 from autograd import Tensor
 from tests.opcase import OpCase, floats, check_case, value_and_grad
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 erf_reference = np.vectorize(math.erf)
 
 

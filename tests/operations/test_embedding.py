@@ -6,6 +6,9 @@ from hypothesis import given, strategies as st
 import autograd
 from autograd import Tensor
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 @given(ids_shape=st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple),
        vocabulary=st.integers(1, 5), dim=st.integers(1, 3), seed=st.integers(0, 2 ** 32 - 1),

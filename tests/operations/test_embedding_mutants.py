@@ -10,6 +10,9 @@ import autograd
 from autograd import Tensor
 from tests.foreign_device import tensor_on_a_foreign_device
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def exactly(message):
     return f"^{re.escape(message)}$"

@@ -9,6 +9,9 @@ from autograd.backend.layout import is_batch_last
 from tests.layouts import stored_batch_last
 from tests.opcase import OpCase, check_case, floats
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def reference_batch_norm(x, scale, bias, mean, var, eps):
     shape = (1, -1) + (1,) * (x.ndim - 2)

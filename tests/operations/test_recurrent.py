@@ -10,6 +10,9 @@ import autograd
 from autograd import Tensor
 from tests.opcase import OpCase, floats, check_case
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 BATCH, HIDDEN = 3, 2
 
 

@@ -11,6 +11,9 @@ import autograd
 from autograd import Tensor
 from tests.operations.test_recurrent import gru_sequence_reference, lstm_sequence_reference
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def exactly(message):
     return f"^{re.escape(message)}$"

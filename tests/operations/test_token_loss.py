@@ -8,6 +8,9 @@ import autograd
 from autograd import Tensor
 from tests.opcase import OpCase, floats, integers, check_case
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def token_loss_reference(x, t, ignore_index=-100, reduction="mean"):
     shifted = x - x.max(axis=-1, keepdims=True)

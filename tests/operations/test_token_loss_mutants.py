@@ -9,6 +9,9 @@ import pytest
 import autograd
 from autograd import Tensor
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 name = "token_cross_entropy"
 
 
