@@ -10,7 +10,7 @@ array([[[1. , 0. ],
         [0.5, 0.5]]])
 """
 from ..device import get_array_module
-from . import threads
+from . import native, threads
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
 
@@ -20,19 +20,33 @@ def _slices(array):
     return array.reshape((-1,) + tuple(array.shape[-2:]))
 
 
-def masked_softmax(scores, keep, guard):
+def masked_softmax(scores, keep, guard, causal=False):
     """softmax over the last axis of ``scores`` (..., Tq, Tk), in place, after setting the
-    places where ``keep`` (boolean, broadcasting to scores; None for none) is False to -inf.
-    With ``guard``, a row whose every key is masked gives zeros, not NaN. Returns the
+    places where ``keep`` (boolean, broadcasting to scores; None for none) is False to -inf,
+    and with ``causal`` the keys after each query too (those where numpy.tri(Tq, Tk) is
+    False). With ``guard``, a row whose every key is masked gives zeros, not NaN. Returns the
     probabilities (scores itself when it is C-contiguous, else a C-contiguous copy)."""
     xp = get_array_module(scores)
     scores = xp.ascontiguousarray(scores)      # the (B, Tq, Tk) view below must not copy
     blocks = _slices(scores)
+    queries, keys = blocks.shape[1:]
+    if causal and keep is None and queries > 0:
+        # no other mask: the compiled kernel knows the causal pattern without a boolean array
+        rows = blocks.reshape(-1, keys)
+        if native.takes_rows(rows):
+            threads.parallel_for(lambda start, stop: native.attention_softmax(
+                rows[start * queries:stop * queries], queries, True), blocks.shape[0], scores)
+            return scores
+    if causal:
+        tri = xp.tri(queries, keys, dtype=bool)
+        keep = tri if keep is None else keep & tri
     # (a broadcast causal mask stays a view; a padding mask may become one boolean copy)
     mask = None if keep is None else _slices(xp.broadcast_to(keep, scores.shape))
 
     def normalise(start, stop):
         part = blocks[start:stop]
+        if mask is None and native.attention_softmax(part.reshape(-1, keys), queries, False):
+            return
         if mask is not None:
             xp.copyto(part, -xp.inf, where=~mask[start:stop])
         peak = part.max(axis=-1, keepdims=True)

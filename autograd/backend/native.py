@@ -22,7 +22,7 @@ try:
 except ImportError:                            # built without a C compiler
     _native = None
 
-__all__ = ["available", "enabled", "set_enabled", "instruction_set"]
+__all__ = ["available", "enabled", "set_enabled", "instruction_set", "takes_rows"]
 
 _FLOAT32 = np.dtype(np.float32)
 _state = {"enabled": _native is not None}
@@ -66,8 +66,9 @@ def instruction_set():
     return _native.get_instruction_set() if _state["enabled"] else "off"
 
 
-def _rows(*arrays):
-    """Whether the kernels apply: float32 NumPy arrays of 2-D rows, contiguous within a row."""
+def takes_rows(*arrays):
+    """Whether the kernels apply: switched on, and float32 NumPy arrays of 2-D rows, contiguous
+    within a row."""
     if not _state["enabled"]:
         return False
     for array in arrays:
@@ -84,7 +85,7 @@ def _new(rows, width):
 def lstm_forward(x_gates, h_gates, c, h_out=None):
     """One LSTM step (operations/recurrent.py's ``_lstm_forward``): ``(h', c', (gates, c,
     tanh(c')))``, h' written into ``h_out`` when given; None where the kernel does not apply."""
-    if not _rows(x_gates, h_gates, c) or (h_out is not None and not _rows(h_out)):
+    if not takes_rows(x_gates, h_gates, c) or (h_out is not None and not takes_rows(h_out)):
         return None
     rows, hidden = c.shape
     h_new = _new(rows, hidden) if h_out is None else h_out
@@ -97,7 +98,8 @@ def lstm_backward(saved, dh, dc_next, out=None):
     """Its backward (``_lstm_backward``): ``(da, dc)``, da written into ``out`` when given;
     None where the kernel does not apply."""
     gates, c, tanh_c = saved
-    if not _rows(gates, c, tanh_c, dh, dc_next) or (out is not None and not _rows(out)):
+    if not takes_rows(gates, c, tanh_c, dh, dc_next) or (out is not None and
+                                                         not takes_rows(out)):
         return None
     rows, hidden = c.shape
     da = _new(rows, 4 * hidden) if out is None else out
@@ -109,7 +111,7 @@ def lstm_backward(saved, dh, dc_next, out=None):
 def gru_forward(x_gates, h_gates, h, h_out=None):
     """One GRU step (``_gru_forward``): ``(h', (rz, n, h_n, h))``, h' written into ``h_out``
     when given; None where the kernel does not apply."""
-    if not _rows(x_gates, h_gates, h) or (h_out is not None and not _rows(h_out)):
+    if not takes_rows(x_gates, h_gates, h) or (h_out is not None and not takes_rows(h_out)):
         return None
     rows, hidden = h.shape
     h_new = _new(rows, hidden) if h_out is None else h_out
@@ -124,7 +126,7 @@ def gru_backward(saved, dh, dx_gates, dh_gates=None):
     not apply."""
     rz, n, h_n, h = saved
     arrays = (rz, n, h_n, h, dh, dx_gates) + (() if dh_gates is None else (dh_gates,))
-    if not _rows(*arrays):
+    if not takes_rows(*arrays):
         return None
     direct = _new(*h.shape)
     _native.gru_backward(rz, n, h_n, h, dh, dx_gates, dh_gates, direct)
@@ -139,7 +141,7 @@ def softmax_cross_entropy(rows, targets, probabilities, losses):
     into ``losses`` (R,) (cross_entropy.py's ``softmax_rows``, a chunk of rows at a time);
     returns True, or None where the kernel does not apply. A target outside [0, V) is a
     ValueError."""
-    if not _rows(rows, probabilities) or type(losses) is not np.ndarray or \
+    if not takes_rows(rows, probabilities) or type(losses) is not np.ndarray or \
             losses.dtype != _FLOAT32:
         return None
     if type(targets) is not np.ndarray:
@@ -173,7 +175,7 @@ def layer_norm_forward(x, scale, bias, eps, y, xhat, invstd):
     """Layer normalization of the rows of ``x`` (M, D) into ``y`` and ``xhat`` (M, D) and
     ``invstd`` (M,) (normalization.py's ``layer_norm_forward``, a chunk of rows at a time);
     scale and bias (D,) or None. True, or None where the kernel does not apply."""
-    if not (_rows(x, y, xhat) and _vector(scale) and _vector(bias)
+    if not (takes_rows(x, y, xhat) and _vector(scale) and _vector(bias)
             and _vector(invstd, optional=False)):
         return None
     _native.layer_norm_forward(x, scale, bias, float(eps), y, xhat, invstd)
@@ -183,8 +185,9 @@ def layer_norm_forward(x, scale, bias, eps, y, xhat, invstd):
 def layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias):
     """Its backward over a chunk of rows: dx (M, D) written (None: not wanted), dscale and
     dbias (D,) added to (None: not wanted). True, or None where the kernel does not apply."""
-    if not (_rows(dy, xhat) and (dx is None or _rows(dx)) and _vector(invstd, optional=False)
-            and _vector(scale) and _vector(dscale) and _vector(dbias)):
+    if not (takes_rows(dy, xhat) and (dx is None or takes_rows(dx))
+            and _vector(invstd, optional=False) and _vector(scale) and _vector(dscale)
+            and _vector(dbias)):
         return None
     _native.layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias)
     return True
@@ -196,7 +199,7 @@ def scatter_rows_add(target, index, values):
     embedding's gradient), a negative index counting from the end as in NumPy; True, or None
     where the kernel does not apply. An index outside [-V, V) is an IndexError, and then
     nothing was added."""
-    if (not _rows(target, values) or type(index) is not np.ndarray or index.ndim != 1
+    if (not takes_rows(target, values) or type(index) is not np.ndarray or index.ndim != 1
             or not (index.dtype.kind == "i" or index.dtype.kind == "u" and
                     index.dtype.itemsize < 8) or target.shape[1] != values.shape[1]):
         return None
@@ -210,7 +213,17 @@ def epilogue(rows, bias, residual, relu):
     """``rows`` (O, L) += bias (O,) + residual (O, L), then max(rows, 0) where ``relu``, in
     place and in one pass (convolution.py's ``_epilogue``; bias and residual None for none);
     True, or None where the kernel does not apply."""
-    if not (_rows(rows) and (residual is None or _rows(residual)) and _vector(bias)):
+    if not (takes_rows(rows) and (residual is None or takes_rows(residual)) and _vector(bias)):
         return None
     _native.epilogue(rows, bias, residual, relu)
+    return True
+
+
+def attention_softmax(rows, queries, causal):
+    """The softmax of each row of attention scores ``rows`` (B * Tq, Tk) in place; with
+    ``causal``, row r (query r mod ``queries``) keeps the keys up to its own and gets 0 after
+    (attention.py's ``masked_softmax``). True, or None where the kernel does not apply."""
+    if not takes_rows(rows):
+        return None
+    _native.attention_softmax(rows, queries, causal)
     return True

@@ -60,13 +60,11 @@ class ScaledDotProductAttention(Operation):
         if self.mask_kind == "add":
             scores += mask[0]
         keep = mask[0] if self.mask_kind == "keep" else None
-        if self.causal:
-            tq, tk = scores.shape[-2:]
-            causal = xp.tri(tq, tk, dtype=bool)
-            keep = causal if keep is None else keep & causal
-        # softmax over the keys in place, masked places -inf first; with a user mask a row
-        # whose every key is masked gets probabilities (and output) 0, not NaN
-        probabilities = kernels_for(scores).masked_softmax(scores, keep, guard=masked)
+        # softmax over the keys in place, masked places (and with causal the later keys) -inf
+        # first; with a user mask a row whose every key is masked gets probabilities (and
+        # output) 0, not NaN
+        probabilities = kernels_for(scores).masked_softmax(scores, keep, guard=masked,
+                                                           causal=self.causal)
         dropped = probabilities
         mask = None
         if self.dropout > 0.0:

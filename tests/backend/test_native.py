@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.backend import elementwise, native
+from autograd.backend import attention, elementwise, native
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -389,6 +389,45 @@ def test_epilogue_operands():
         native._native.epilogue(y, None, np.zeros((3, 3), np.float32), True)
     with pytest.raises(ValueError, match="epilogue: expected bias of 2 elements, got 3"):
         native._native.epilogue(y, np.zeros(3, np.float32), None, False)
+
+
+@given(batch=st.integers(1, 3), queries=st.integers(1, 9), keys=st.integers(1, 40),
+       causal=st.booleans(), scale=st.sampled_from([0.1, 3.0, 100.0]),
+       seed=st.integers(0, 2 ** 16))
+def test_attention_softmax_matches_the_formula(build, batch, queries, keys, causal, scale,
+                                               seed):
+    """backend/attention.masked_softmax on float32 scores without a user mask (the compiled
+    kernel): each row's softmax over its keys, with causal only over the keys j <= i of query
+    i (numpy.tri(Tq, Tk), Tq above and below Tk), zeros after."""
+    rng = np.random.default_rng(seed)
+    scores = (rng.standard_normal((batch, queries, keys)) * scale).astype(np.float32)
+    kept = np.tri(queries, keys, dtype=bool) if causal else np.ones((queries, keys), bool)
+    masked = np.where(kept, scores.astype(np.float64), -np.inf)
+    shifted = masked - masked.max(axis=-1, keepdims=True)
+    want = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    got = attention.masked_softmax(scores.copy(), None, guard=False, causal=causal)
+    allowed = want * (2e-6 + 2 * EPSILON * np.abs(np.where(kept, shifted, 0))) + 1e-37
+    assert np.all(np.abs(got - want) <= allowed)
+    assert np.all(got[:, ~kept] == 0)
+
+
+def test_attention_softmax_with_a_mask_and_causal_takes_both():
+    """A user mask with causal: the portable path, the mask and the causal pattern together."""
+    rng = np.random.default_rng(5)
+    scores = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    keep = np.ones((2, 1, 6), bool)
+    keep[1, :, 0] = False
+    got = attention.masked_softmax(scores.copy(), keep, guard=True, causal=True)
+    masked = np.where(keep & np.tri(4, 6, dtype=bool), scores.astype(np.float64), -np.inf)
+    peak = masked.max(axis=-1, keepdims=True)
+    peak[~np.isfinite(peak)] = 0
+    total = np.exp(masked - peak).sum(axis=-1, keepdims=True)
+    total[total == 0] = 1
+    np.testing.assert_allclose(got, np.exp(masked - peak) / total, rtol=2e-6, atol=1e-30)
+    assert np.all(got[1, 0] == 0)                       # its only key masked: zeros, no NaN
+    with pytest.raises(ValueError, match="attention_softmax: expected a positive number of "
+                                         "queries, got 0"):
+        native._native.attention_softmax(scores[0], 0, True)
 
 
 def test_softmax_cross_entropy_does_not_depend_on_a_shift_of_the_row(build):

@@ -9,6 +9,9 @@ import autograd
 from autograd import Tensor
 from tests.opcase import OpCase, floats, check_case
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def attention_reference(q, k, v, mask=None, causal=False, scale=None):
     """softmax(q k^T / sqrt(D) + mask) v with a loop-free NumPy formula; fully masked rows 0."""

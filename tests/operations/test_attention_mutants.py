@@ -10,6 +10,9 @@ import autograd
 from autograd import Tensor
 from tests.operations.test_attention import attention_reference
 
+# the compiled kernels and the portable code they stand in for: both tested
+pytestmark = pytest.mark.usefixtures("compiled_and_portable")
+
 
 def test_only_v_batched_broadcasts_q_k_and_a_batched_mask():
     # q and k have no leading axes, v and the mask have (2,): the scores are (2, 3, 3), so a

@@ -20,6 +20,14 @@ typedef struct {
     Py_ssize_t stride;      /* elements from one row to the next */
 } Rows;
 
+/* "the loop carries no dependence" for GCC's vectorizer (it honours it, other compilers
+ * ignore it) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define IVDEP _Pragma("GCC ivdep")
+#else
+#define IVDEP
+#endif
+
 #define ROW(operand, r) ((operand).data + (r) * (operand).stride)
 
 #define KERNEL(name) name##_generic
@@ -58,6 +66,7 @@ typedef void (*LayerNormBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, const floa
 typedef Py_ssize_t (*ScatterRowsAdd)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, const int64_t *,
                                      Rows);
 typedef void (*Epilogue)(Py_ssize_t, Py_ssize_t, Rows, const float *, Rows, int);
+typedef void (*AttentionSoftmax)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, int);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -73,6 +82,7 @@ static struct {
     LayerNormBackward layer_norm_backward;
     ScatterRowsAdd scatter_rows_add;
     Epilogue epilogue;
+    AttentionSoftmax attention_softmax;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -88,6 +98,7 @@ static struct {
         chosen.layer_norm_backward = layer_norm_backward_##suffix; \
         chosen.scatter_rows_add = scatter_rows_add_##suffix; \
         chosen.epilogue = epilogue_##suffix;          \
+        chosen.attention_softmax = attention_softmax_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)
@@ -582,6 +593,35 @@ static PyObject *epilogue(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static const Operand ATTENTION_SOFTMAX[] = {{"scores", 1, 1, 0}};
+
+static PyObject *attention_softmax(PyObject *self, PyObject *args)
+{
+    PyObject *scores;
+    Py_ssize_t queries;
+    int causal;
+    if (!PyArg_ParseTuple(args, "Onp:attention_softmax", &scores, &queries, &causal))
+        return NULL;
+    if (queries < 1) {
+        PyErr_Format(PyExc_ValueError, "attention_softmax: expected a positive number of "
+                     "queries, got %zd", queries);
+        return NULL;
+    }
+    PyObject *rows = PyTuple_Pack(1, scores);
+    if (rows == NULL)
+        return NULL;
+    Operands a;
+    int failed = take_operands("attention_softmax", rows, ATTENTION_SOFTMAX, 1, 0, &a);
+    Py_DECREF(rows);
+    if (failed)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    chosen.attention_softmax(a.count, a.hidden, a.rows[0], queries, causal);
+    Py_END_ALLOW_THREADS
+    release(&a, 1);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"lstm_forward", lstm_forward, METH_VARARGS,
      "lstm_forward(x_gates, h_gates, c, h_out, c_out, gates, tanh_c): one LSTM step"},
@@ -597,6 +637,8 @@ static PyMethodDef methods[] = {
      "layer_norm_forward(x, scale or None, bias or None, eps, y, xhat, invstd): rows of x"},
     {"layer_norm_backward", layer_norm_backward, METH_VARARGS,
      "layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias), None where not wanted"},
+    {"attention_softmax", attention_softmax, METH_VARARGS,
+     "attention_softmax(scores, queries, causal): softmax of each row in place, causal or not"},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,

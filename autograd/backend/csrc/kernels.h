@@ -203,9 +203,10 @@ static void KERNEL(gru_backward)(
  * target is outside [0, width), or -1. */
 #define LANES 16
 
+/* x and p may be the same row (the attention softmax works in place): each element is read
+ * before it is written, which `ivdep` tells the compiler instead of `restrict`. */
 static inline void KERNEL(softmax_row)(
-    Py_ssize_t width, const float *restrict x, float *restrict p, float *max_out,
-    float *sum_out)
+    Py_ssize_t width, const float *x, float *p, float *max_out, float *sum_out)
 {
     float partial[LANES];
     Py_ssize_t j = 0;
@@ -223,6 +224,7 @@ static inline void KERNEL(softmax_row)(
     for (int k = 0; k < LANES; k++)
         partial[k] = 0.0f;
     for (j = 0; j + LANES <= width; j += LANES)
+        IVDEP
         for (int k = 0; k < LANES; k++) {
             float e = KERNEL(exp)(x[j + k] - largest);
             p[j + k] = e;
@@ -236,6 +238,7 @@ static inline void KERNEL(softmax_row)(
         total += p[j];
     }
     float scale = 1.0f / total;
+    IVDEP
     for (j = 0; j < width; j++)
         p[j] *= scale;
     *max_out = largest;
@@ -437,4 +440,21 @@ static void KERNEL(epilogue)(
     for (Py_ssize_t r = 0; r < rows; r++)
         KERNEL(epilogue_row)(width, ROW(y, r), bias != NULL ? bias[r] : 0.0f,
                              residual.data != NULL ? ROW(residual, r) : NULL, relu);
+}
+
+/* The attention softmax in place (see backend/attention.py, masked_softmax) over rows of
+ * scores (R, Tk), R = B * Tq: with `causal`, row r is query i = r mod Tq and keeps the keys
+ * j <= i (numpy.tri(Tq, Tk)), the others set to 0. */
+static void KERNEL(attention_softmax)(
+    Py_ssize_t rows, Py_ssize_t width, Rows scores, Py_ssize_t queries, int causal)
+{
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        float *row = ROW(scores, r);
+        Py_ssize_t kept = causal ? r % queries + 1 : width;
+        kept = kept < width ? kept : width;
+        float largest, total;
+        KERNEL(softmax_row)(kept, row, row, &largest, &total);
+        for (Py_ssize_t j = kept; j < width; j++)
+            row[j] = 0.0f;
+    }
 }
