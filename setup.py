@@ -1,6 +1,7 @@
 """The compiled kernels (autograd/backend/csrc): an optional extension. Where it cannot be built
 (no C compiler), the package installs without it and runs the portable NumPy code; everything
 else about the build is in pyproject.toml."""
+import glob
 import sys
 
 from setuptools import Extension, setup
@@ -16,7 +17,7 @@ else:
 setup(ext_modules=[Extension(
     "autograd.backend._native",
     sources=["autograd/backend/csrc/_native.c"],
-    depends=["autograd/backend/csrc/kernels.h"],
+    depends=sorted(glob.glob("autograd/backend/csrc/*.h")),
     extra_compile_args=arguments,
     optional=True,
 )])

@@ -8,7 +8,7 @@ found and installs without them where not (``setup.py``: an optional extension).
 
 Each function here returns the kernel's result, or ``None`` when the kernel does not apply
 (not built, switched off, not float32 NumPy rows): the caller then runs its portable NumPy
-code, which stays the reference every kernel is tested against (tests/backend/test_native.py).
+code, which stays the reference every kernel is tested against (tests/backend/test_native_*).
 
 >>> import autograd
 >>> autograd.runtime.describe()["native_kernels"] in ("avx512", "avx2", "generic", "off",

@@ -3,6 +3,7 @@ import pytest
 
 import autograd
 from autograd.backend import threads
+from tests.backend import native_helpers
 
 
 @pytest.fixture
@@ -24,3 +25,14 @@ def thread_count(request, monkeypatch):
     autograd.set_num_threads(request.param)
     yield request.param
     autograd.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module", params=native_helpers.builds())
+def instruction_set(request):
+    """Each build of the compiled kernels that this CPU runs (AVX-512, AVX2, the baseline), in
+    turn (module-scoped: hypothesis tests use it)."""
+    from autograd.backend import native
+    current = native._native.get_instruction_set()
+    native._native.set_instruction_set(request.param)
+    yield request.param
+    native._native.set_instruction_set(current)

@@ -1,0 +1,121 @@
+/* The kernels of kernels.h compiled once per instruction set, and the choice among them
+ * (part of _native.c, included once). GCC on x86-64 compiles them for AVX2 + FMA and for
+ * AVX-512 besides the generic build; the module picks the widest the CPU (and the OS)
+ * supports when it loads. Other compilers and CPUs get the generic build, the compiler's
+ * baseline vectorization. */
+
+#define KERNEL(name) name##_generic
+#include "kernels.h"
+#undef KERNEL
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NATIVE_DISPATCH 1
+#pragma GCC push_options
+#pragma GCC target("arch=haswell")
+#define KERNEL(name) name##_avx2
+#include "kernels.h"
+#undef KERNEL
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("arch=skylake-avx512,prefer-vector-width=512")
+#define KERNEL(name) name##_avx512
+#include "kernels.h"
+#undef KERNEL
+#pragma GCC pop_options
+#endif
+
+typedef void (*LSTMForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows);
+typedef void (*LSTMBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows);
+typedef void (*GRUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows);
+typedef void (*GRUBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows,
+                            Rows);
+typedef void (*GELUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows);
+typedef void (*LayerNormForward)(Py_ssize_t, Py_ssize_t, Rows, const float *, const float *,
+                                 float, Rows, Rows, float *);
+typedef void (*LayerNormBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, const float *,
+                                  const float *, Rows, float *, float *);
+typedef Py_ssize_t (*ScatterRowsAdd)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, const int64_t *,
+                                     Rows);
+typedef void (*Epilogue)(Py_ssize_t, Py_ssize_t, Rows, const float *, Rows, int);
+typedef void (*AttentionSoftmax)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, int);
+typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
+                                          float *);
+
+static struct {
+    const char *instruction_set;
+    LSTMForward lstm_forward;
+    LSTMBackward lstm_backward;
+    GRUForward gru_forward;
+    GRUBackward gru_backward;
+    SoftmaxCrossEntropy softmax_cross_entropy;
+    GELUForward gelu_forward;
+    LayerNormForward layer_norm_forward;
+    LayerNormBackward layer_norm_backward;
+    ScatterRowsAdd scatter_rows_add;
+    Epilogue epilogue;
+    AttentionSoftmax attention_softmax;
+} chosen;
+
+#define CHOOSE(suffix, name)                          \
+    do {                                              \
+        chosen.instruction_set = name;                \
+        chosen.lstm_forward = lstm_forward_##suffix;  \
+        chosen.lstm_backward = lstm_backward_##suffix; \
+        chosen.gru_forward = gru_forward_##suffix;    \
+        chosen.gru_backward = gru_backward_##suffix;  \
+        chosen.softmax_cross_entropy = softmax_cross_entropy_##suffix; \
+        chosen.gelu_forward = gelu_forward_##suffix;  \
+        chosen.layer_norm_forward = layer_norm_forward_##suffix; \
+        chosen.layer_norm_backward = layer_norm_backward_##suffix; \
+        chosen.scatter_rows_add = scatter_rows_add_##suffix; \
+        chosen.epilogue = epilogue_##suffix;          \
+        chosen.attention_softmax = attention_softmax_##suffix; \
+    } while (0)
+
+static void choose_instruction_set(void)
+{
+    CHOOSE(generic, "generic");
+#ifdef NATIVE_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
+            && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        CHOOSE(avx512, "avx512");
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        CHOOSE(avx2, "avx2");
+#endif
+}
+
+/* set_instruction_set(name): run the kernels compiled for `name` ("generic", "avx2",
+ * "avx512"), so the tests can check every build this CPU can run against the portable code. */
+static PyObject *set_instruction_set(PyObject *self, PyObject *name_object)
+{
+    const char *name = PyUnicode_AsUTF8(name_object);
+    if (name == NULL)
+        return NULL;
+    if (strcmp(name, "generic") == 0) {
+        CHOOSE(generic, "generic");
+        Py_RETURN_NONE;
+    }
+#ifdef NATIVE_DISPATCH
+    __builtin_cpu_init();
+    if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2")
+            && __builtin_cpu_supports("fma")) {
+        CHOOSE(avx2, "avx2");
+        Py_RETURN_NONE;
+    }
+    if (strcmp(name, "avx512") == 0 && __builtin_cpu_supports("avx512f")
+            && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512dq")) {
+        CHOOSE(avx512, "avx512");
+        Py_RETURN_NONE;
+    }
+#endif
+    PyErr_Format(PyExc_ValueError, "set_instruction_set: %R is not built or not supported by "
+                 "this CPU", name_object);
+    return NULL;
+}
+
+static PyObject *get_instruction_set(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(chosen.instruction_set);
+}

@@ -1,0 +1,168 @@
+/* Row passes: GELU, layer normalization, an embedding's gradient, a convolution's epilogue.
+ * (part of kernels.h: included once per instruction set, with KERNEL naming the functions) */
+
+/* The exact GELU and its slope (see backend/elementwise.py, gelu_forward): y = x Phi(x),
+ * slope = Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2, with erf by Abramowitz &
+ * Stegun 7.1.26 (the approximation the portable float32 code uses: |error| <= 1.5e-7), whose
+ * e^(-u^2) is e^(-x^2 / 2), phi's exponential, too. */
+static inline void KERNEL(gelu_forward_row)(
+    Py_ssize_t count, const float *restrict x, float *restrict y, float *restrict slope)
+{
+    for (Py_ssize_t j = 0; j < count; j++) {
+        float u = fabsf(x[j]) * 0.70710678118654752f;
+        float t = 1.0f / (1.0f + 0.3275911f * u);
+        float gaussian = KERNEL(exp)(-u * u);
+        float polynomial = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f
+                           + t * (-1.453152027f + t * 1.061405429f))));
+        float erf_magnitude = 1.0f - polynomial * gaussian;
+        float erf_value = x[j] < 0.0f ? -erf_magnitude : erf_magnitude;
+        float cdf = 0.5f * (1.0f + erf_value);
+        y[j] = x[j] * cdf;
+        slope[j] = cdf + x[j] * gaussian * 0.39894228040143268f;     /* 1 / sqrt(2 pi) */
+    }
+}
+
+static void KERNEL(gelu_forward)(
+    Py_ssize_t rows, Py_ssize_t width, Rows x, Rows y, Rows slope)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(gelu_forward_row)(width, ROW(x, r), ROW(y, r), ROW(slope, r));
+}
+
+/* Layer normalization of one row (see backend/normalization.py, layer_norm_forward):
+ * xhat = (x - mean) invstd, invstd = 1 / sqrt(var + eps) with the biased variance (two
+ * passes: the mean first), y = scale xhat + bias (scale, bias NULL for none). */
+static inline void KERNEL(layer_norm_row)(
+    Py_ssize_t width, const float *restrict x, const float *restrict scale,
+    const float *restrict bias, float eps, float *restrict y, float *restrict xhat,
+    float *restrict invstd)
+{
+    float mean = KERNEL(row_sum)(width, x) / (float)width;
+    for (Py_ssize_t j = 0; j < width; j++)
+        xhat[j] = x[j] - mean;
+    float partial[LANES] = {0.0f};
+    Py_ssize_t j = 0;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++)
+            partial[k] += xhat[j + k] * xhat[j + k];
+    float squares = 0.0f;
+    for (int k = 0; k < LANES; k++)
+        squares += partial[k];
+    for (; j < width; j++)
+        squares += xhat[j] * xhat[j];
+    float inverse = 1.0f / sqrtf(squares / (float)width + eps);
+    *invstd = inverse;
+    for (j = 0; j < width; j++) {
+        float h = xhat[j] * inverse;
+        xhat[j] = h;
+        y[j] = (scale != NULL ? h * scale[j] : h) + (bias != NULL ? bias[j] : 0.0f);
+    }
+}
+
+static void KERNEL(layer_norm_forward)(
+    Py_ssize_t rows, Py_ssize_t width, Rows x, const float *scale, const float *bias, float eps,
+    Rows y, Rows xhat, float *invstd)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(layer_norm_row)(width, ROW(x, r), scale, bias, eps, ROW(y, r), ROW(xhat, r),
+                               invstd + r);
+}
+
+/* Its backward for one row, with g = dy scale (dy without scale): dx = invstd (g - mean(g)
+ * - xhat mean(g xhat)); dscale += dy xhat and dbias += dy (either NULL when not wanted). */
+static inline void KERNEL(layer_norm_backward_row)(
+    Py_ssize_t width, const float *restrict dy, const float *restrict xhat, float invstd,
+    const float *restrict scale, float *restrict dx, float *restrict dscale,
+    float *restrict dbias)
+{
+    if (dscale != NULL)
+        for (Py_ssize_t j = 0; j < width; j++)
+            dscale[j] += dy[j] * xhat[j];
+    if (dbias != NULL)
+        for (Py_ssize_t j = 0; j < width; j++)
+            dbias[j] += dy[j];
+    if (dx == NULL)
+        return;
+    float sum_g[LANES] = {0.0f}, sum_gh[LANES] = {0.0f};
+    Py_ssize_t j = 0;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++) {
+            float g = scale != NULL ? dy[j + k] * scale[j + k] : dy[j + k];
+            sum_g[k] += g;
+            sum_gh[k] += g * xhat[j + k];
+        }
+    float mean_g = 0.0f, mean_gh = 0.0f;
+    for (int k = 0; k < LANES; k++) {
+        mean_g += sum_g[k];
+        mean_gh += sum_gh[k];
+    }
+    for (; j < width; j++) {
+        float g = scale != NULL ? dy[j] * scale[j] : dy[j];
+        mean_g += g;
+        mean_gh += g * xhat[j];
+    }
+    mean_g /= (float)width;
+    mean_gh /= (float)width;
+    for (j = 0; j < width; j++) {
+        float g = scale != NULL ? dy[j] * scale[j] : dy[j];
+        dx[j] = invstd * (g - mean_g - xhat[j] * mean_gh);
+    }
+}
+
+static void KERNEL(layer_norm_backward)(
+    Py_ssize_t rows, Py_ssize_t width, Rows dy, Rows xhat, const float *invstd,
+    const float *scale, Rows dx, float *dscale, float *dbias)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(layer_norm_backward_row)(width, ROW(dy, r), ROW(xhat, r), invstd[r], scale,
+                                        dx.data != NULL ? ROW(dx, r) : NULL, dscale, dbias);
+}
+
+/* target[index[r]] += values[r] for each row r (an embedding's gradient): rows whose index
+ * repeats add up; a negative index counts from the end, as in NumPy. Returns the first row
+ * whose index is outside [-target rows, target rows), having added nothing, or -1. */
+static inline void KERNEL(add_row)(Py_ssize_t width, float *restrict target,
+                                   const float *restrict values)
+{
+    for (Py_ssize_t j = 0; j < width; j++)
+        target[j] += values[j];
+}
+
+static Py_ssize_t KERNEL(scatter_rows_add)(
+    Py_ssize_t rows, Py_ssize_t width, Rows target, Py_ssize_t target_rows,
+    const int64_t *index, Rows values)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)         /* all checked first: nothing half-added */
+        if (index[r] < -target_rows || index[r] >= target_rows)
+            return r;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int64_t row = index[r] < 0 ? index[r] + target_rows : index[r];
+        KERNEL(add_row)(width, ROW(target, row), ROW(values, r));
+    }
+    return -1;
+}
+
+/* A convolution's epilogue on its output rows (see backend/convolution.py, _epilogue), in
+ * place and in one pass: y = max(y + bias[row] + residual, 0), the bias (one value per row),
+ * the residual rows and the ReLU each optional (NULL, 0). */
+static inline void KERNEL(epilogue_row)(
+    Py_ssize_t width, float *restrict y, float bias, const float *restrict residual, int relu)
+{
+    if (residual != NULL)
+        for (Py_ssize_t j = 0; j < width; j++)
+            y[j] = y[j] + bias + residual[j];
+    else
+        for (Py_ssize_t j = 0; j < width; j++)
+            y[j] = y[j] + bias;
+    if (relu)
+        for (Py_ssize_t j = 0; j < width; j++)
+            y[j] = y[j] > 0.0f ? y[j] : 0.0f;
+}
+
+static void KERNEL(epilogue)(
+    Py_ssize_t rows, Py_ssize_t width, Rows y, const float *bias, Rows residual, int relu)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(epilogue_row)(width, ROW(y, r), bias != NULL ? bias[r] : 0.0f,
+                             residual.data != NULL ? ROW(residual, r) : NULL, relu);
+}

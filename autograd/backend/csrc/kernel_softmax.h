@@ -1,0 +1,81 @@
+/* Softmax over rows: the token loss and attention.
+ * (part of kernels.h: included once per instruction set, with KERNEL naming the functions) */
+
+/* The softmax of one row, p = e^(x - max x) / sum e^(x - max x), in three passes over the row
+ * (max; exponentials and their sum; scale), the max and the sum in LANES partial results.
+ * x and p may be the same row (the attention softmax works in place): each element is read
+ * before it is written, which `ivdep` tells the compiler instead of `restrict`. */
+static inline void KERNEL(softmax_row)(
+    Py_ssize_t width, const float *x, float *p, float *max_out, float *sum_out)
+{
+    float partial[LANES];
+    Py_ssize_t j = 0;
+    for (int k = 0; k < LANES; k++)
+        partial[k] = -INFINITY;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++)
+            partial[k] = x[j + k] > partial[k] ? x[j + k] : partial[k];
+    float largest = -INFINITY;
+    for (int k = 0; k < LANES; k++)
+        largest = partial[k] > largest ? partial[k] : largest;
+    for (; j < width; j++)
+        largest = x[j] > largest ? x[j] : largest;
+
+    for (int k = 0; k < LANES; k++)
+        partial[k] = 0.0f;
+    for (j = 0; j + LANES <= width; j += LANES)
+        IVDEP
+        for (int k = 0; k < LANES; k++) {
+            float e = KERNEL(exp)(x[j + k] - largest);
+            p[j + k] = e;
+            partial[k] += e;
+        }
+    float total = 0.0f;
+    for (int k = 0; k < LANES; k++)
+        total += partial[k];
+    for (; j < width; j++) {
+        p[j] = KERNEL(exp)(x[j] - largest);
+        total += p[j];
+    }
+    float scale = 1.0f / total;
+    IVDEP
+    for (j = 0; j < width; j++)
+        p[j] *= scale;
+    *max_out = largest;
+    *sum_out = total;
+}
+
+/* Softmax cross-entropy of rows of logits (see backend/cross_entropy.py, softmax_rows): the
+ * probabilities, and loss = log(sum) - (x[target] - max x). Returns the first row whose target
+ * is outside [0, width), or -1. */
+static Py_ssize_t KERNEL(softmax_cross_entropy)(
+    Py_ssize_t rows, Py_ssize_t width, Rows x, Rows p, const int64_t *targets, float *losses)
+{
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int64_t target = targets[r];
+        if (target < 0 || target >= width)
+            return r;
+        const float *row = ROW(x, r);
+        float largest, total;
+        KERNEL(softmax_row)(width, row, ROW(p, r), &largest, &total);
+        losses[r] = logf(total) - (row[target] - largest);
+    }
+    return -1;
+}
+
+/* The attention softmax in place (see backend/attention.py, masked_softmax) over rows of
+ * scores (R, Tk), R = B * Tq: with `causal`, row r is query i = r mod Tq and keeps the keys
+ * j <= i (numpy.tri(Tq, Tk)), the others set to 0. */
+static void KERNEL(attention_softmax)(
+    Py_ssize_t rows, Py_ssize_t width, Rows scores, Py_ssize_t queries, int causal)
+{
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        float *row = ROW(scores, r);
+        Py_ssize_t kept = causal ? r % queries + 1 : width;
+        kept = kept < width ? kept : width;
+        float largest, total;
+        KERNEL(softmax_row)(kept, row, row, &largest, &total);
+        for (Py_ssize_t j = kept; j < width; j++)
+            row[j] = 0.0f;
+    }
+}
