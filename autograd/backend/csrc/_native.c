@@ -35,89 +35,53 @@ typedef struct {
 
 /* ------------------------------------------------------------------ kernels */
 
+/* A binding whose operands are all rows: read them (the shape from operand `reference`), run
+ * `call` on them (a.count rows of a.hidden, a.rows[k]) without the GIL, release them. */
+#define ROWS_BINDING(name, spec, count, reference, call)                 \
+    static PyObject *name(PyObject *self, PyObject *args)                \
+    {                                                                    \
+        Operands a;                                                      \
+        if (take_operands(#name, args, spec, count, reference, &a) < 0)  \
+            return NULL;                                                 \
+        Py_BEGIN_ALLOW_THREADS                                           \
+        call;                                                            \
+        Py_END_ALLOW_THREADS                                             \
+        release(&a, count);                                              \
+        Py_RETURN_NONE;                                                  \
+    }
+
 static const Operand LSTM_FORWARD[] = {
     {"x_gates", 4, 0, 0}, {"h_gates", 4, 0, 0}, {"c", 1, 0, 0}, {"h_out", 1, 1, 0},
     {"c_out", 1, 1, 0}, {"gates", 4, 1, 0}, {"tanh_c", 1, 1, 0}};
-
-static PyObject *lstm_forward(PyObject *self, PyObject *args)
-{
-    Operands a;
-    if (take_operands("lstm_forward", args, LSTM_FORWARD, 7, 2, &a) < 0)
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    chosen.lstm_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3], a.rows[4],
-                        a.rows[5], a.rows[6]);
-    Py_END_ALLOW_THREADS
-    release(&a, 7);
-    Py_RETURN_NONE;
-}
+ROWS_BINDING(lstm_forward, LSTM_FORWARD, 7, 2,
+             chosen.lstm_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3],
+                                 a.rows[4], a.rows[5], a.rows[6]))
 
 static const Operand LSTM_BACKWARD[] = {
     {"gates", 4, 0, 0}, {"c", 1, 0, 0}, {"tanh_c", 1, 0, 0}, {"dh", 1, 0, 0},
     {"dc_next", 1, 0, 0}, {"da", 4, 1, 0}, {"dc_out", 1, 1, 0}};
-
-static PyObject *lstm_backward(PyObject *self, PyObject *args)
-{
-    Operands a;
-    if (take_operands("lstm_backward", args, LSTM_BACKWARD, 7, 1, &a) < 0)
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    chosen.lstm_backward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3],
-                         a.rows[4], a.rows[5], a.rows[6]);
-    Py_END_ALLOW_THREADS
-    release(&a, 7);
-    Py_RETURN_NONE;
-}
+ROWS_BINDING(lstm_backward, LSTM_BACKWARD, 7, 1,
+             chosen.lstm_backward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3],
+                                  a.rows[4], a.rows[5], a.rows[6]))
 
 static const Operand GRU_FORWARD[] = {
     {"x_gates", 3, 0, 0}, {"h_gates", 3, 0, 0}, {"h", 1, 0, 0}, {"h_out", 1, 1, 0},
     {"rz", 2, 1, 0}, {"n", 1, 1, 0}};
-
-static PyObject *gru_forward(PyObject *self, PyObject *args)
-{
-    Operands a;
-    if (take_operands("gru_forward", args, GRU_FORWARD, 6, 2, &a) < 0)
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    chosen.gru_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3], a.rows[4],
-                       a.rows[5]);
-    Py_END_ALLOW_THREADS
-    release(&a, 6);
-    Py_RETURN_NONE;
-}
+ROWS_BINDING(gru_forward, GRU_FORWARD, 6, 2,
+             chosen.gru_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3],
+                                a.rows[4], a.rows[5]))
 
 static const Operand GRU_BACKWARD[] = {
     {"rz", 2, 0, 0}, {"n", 1, 0, 0}, {"h_n", 1, 0, 0}, {"h", 1, 0, 0}, {"dh", 1, 0, 0},
     {"dx_gates", 3, 1, 0}, {"dh_gates", 3, 1, 1}, {"direct", 1, 1, 0}};
-
-static PyObject *gru_backward(PyObject *self, PyObject *args)
-{
-    Operands a;
-    if (take_operands("gru_backward", args, GRU_BACKWARD, 8, 1, &a) < 0)
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    chosen.gru_backward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3], a.rows[4],
-                        a.rows[5], a.rows[6], a.rows[7]);
-    Py_END_ALLOW_THREADS
-    release(&a, 8);
-    Py_RETURN_NONE;
-}
+ROWS_BINDING(gru_backward, GRU_BACKWARD, 8, 1,
+             chosen.gru_backward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3],
+                                 a.rows[4], a.rows[5], a.rows[6], a.rows[7]))
 
 static const Operand GELU_FORWARD[] = {{"x", 1, 0, 0}, {"y", 1, 1, 0}, {"slope", 1, 1, 0}};
+ROWS_BINDING(gelu_forward, GELU_FORWARD, 3, 0,
+             chosen.gelu_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2]))
 
-static PyObject *gelu_forward(PyObject *self, PyObject *args)
-{
-    Operands a;
-    if (take_operands("gelu_forward", args, GELU_FORWARD, 3, 0, &a) < 0)
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    chosen.gelu_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2]);
-    Py_END_ALLOW_THREADS
-    release(&a, 3);
-    Py_RETURN_NONE;
-}
-
-/* A 1-D operand of `count` elements of one item size and one of the given formats. */
 static const Operand SOFTMAX_ROWS[] = {{"x", 1, 0, 0}, {"probabilities", 1, 1, 0}};
 
 static PyObject *softmax_cross_entropy(PyObject *self, PyObject *args)
@@ -128,12 +92,8 @@ static PyObject *softmax_cross_entropy(PyObject *self, PyObject *args)
                           &losses))
         return NULL;
     Operands a;
-    PyObject *rows = PyTuple_Pack(2, x, probabilities);
-    if (rows == NULL)
-        return NULL;
-    int failed = take_operands(kernel, rows, SOFTMAX_ROWS, 2, 0, &a);
-    Py_DECREF(rows);
-    if (failed)
+    if (take_operand_array(kernel, (PyObject *[]){x, probabilities}, SOFTMAX_ROWS, 2, 0,
+                           &a) < 0)
         return NULL;
     Py_buffer target_view, loss_view;
     if (take_vector(kernel, "targets", targets, &target_view, 0, a.count, 8, "lq", "int64") < 0) {
@@ -162,7 +122,6 @@ static PyObject *softmax_cross_entropy(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* An optional 1-D float32 operand (None gives NULL). */
 static const Operand LAYER_NORM_FORWARD[] = {
     {"x", 1, 0, 0}, {"y", 1, 1, 0}, {"xhat", 1, 1, 0}};
 
@@ -174,13 +133,9 @@ static PyObject *layer_norm_forward(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOfOOO:layer_norm_forward", &x, &scale, &bias, &eps, &y,
                           &xhat, &invstd))
         return NULL;
-    PyObject *rows = PyTuple_Pack(3, x, y, xhat);
-    if (rows == NULL)
-        return NULL;
     Operands a;
-    int failed = take_operands(kernel, rows, LAYER_NORM_FORWARD, 3, 0, &a);
-    Py_DECREF(rows);
-    if (failed)
+    if (take_operand_array(kernel, (PyObject *[]){x, y, xhat}, LAYER_NORM_FORWARD, 3, 0,
+                           &a) < 0)
         return NULL;
     Py_buffer views[3];
     float *scale_data, *bias_data, *invstd_data;
@@ -216,13 +171,9 @@ static PyObject *layer_norm_backward(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOOOO:layer_norm_backward", &dy, &xhat, &invstd, &scale,
                           &dx, &dscale, &dbias))
         return NULL;
-    PyObject *rows = PyTuple_Pack(3, dy, xhat, dx);
-    if (rows == NULL)
-        return NULL;
     Operands a;
-    int failed = take_operands(kernel, rows, LAYER_NORM_BACKWARD, 3, 0, &a);
-    Py_DECREF(rows);
-    if (failed)
+    if (take_operand_array(kernel, (PyObject *[]){dy, xhat, dx}, LAYER_NORM_BACKWARD, 3, 0,
+                           &a) < 0)
         return NULL;
     Py_buffer views[4];
     float *invstd_data = NULL, *scale_data, *dscale_data, *dbias_data;
@@ -259,13 +210,9 @@ static PyObject *scatter_rows_add(PyObject *self, PyObject *args)
         return NULL;
     /* values (R, D) fixes R and D; the target is (V, D) for any V */
     Operand spec[1] = {{"values", 1, 0, 0}};
-    PyObject *tuple = PyTuple_Pack(1, values);
-    if (tuple == NULL)
-        return NULL;
     Operands a;
-    int failed = take_operands(kernel, tuple, spec, 1, 0, &a);
-    Py_DECREF(tuple);
-    if (failed)
+    if (take_operand_array(kernel, (PyObject *[]){values}, spec, 1, 0,
+                           &a) < 0)
         return NULL;
     Py_buffer target_view, index_view;
     int flags = PyBUF_STRIDES | PyBUF_FORMAT | PyBUF_WRITABLE;
@@ -316,13 +263,9 @@ static PyObject *epilogue(PyObject *self, PyObject *args)
     int relu;
     if (!PyArg_ParseTuple(args, "OOOp:epilogue", &y, &bias, &residual, &relu))
         return NULL;
-    PyObject *rows = PyTuple_Pack(2, y, residual);
-    if (rows == NULL)
-        return NULL;
     Operands a;
-    int failed = take_operands(kernel, rows, EPILOGUE, 2, 0, &a);
-    Py_DECREF(rows);
-    if (failed)
+    if (take_operand_array(kernel, (PyObject *[]){y, residual}, EPILOGUE, 2, 0,
+                           &a) < 0)
         return NULL;
     Py_buffer bias_view;
     float *bias_data;

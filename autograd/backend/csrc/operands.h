@@ -27,17 +27,12 @@ static void release(Operands *operands, int count)
 
 /* Reads the operands of `kernel` from `args`: the rows and hidden width come from operand
  * `reference` (one block wide); every other operand must be (rows, blocks * hidden). */
-static int take_operands(const char *kernel, PyObject *args, const Operand *spec, int count,
-                         int reference, Operands *out)
+static int take_operand_array(const char *kernel, PyObject *const *objects, const Operand *spec,
+                              int count, int reference, Operands *out)
 {
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != count) {
-        PyErr_Format(PyExc_TypeError, "%s: expected %d arrays, got %zd", kernel, count,
-                     PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : (Py_ssize_t)-1);
-        return -1;
-    }
     memset(out->taken, 0, sizeof out->taken);
     for (int k = 0; k < count; k++) {
-        PyObject *object = PyTuple_GET_ITEM(args, k);
+        PyObject *object = objects[k];
         out->rows[k].data = NULL;
         out->rows[k].stride = 0;
         if (object == Py_None && spec[k].optional)
@@ -86,6 +81,19 @@ static int take_operands(const char *kernel, PyObject *args, const Operand *spec
     return 0;
 }
 
+/* The same from a tuple of exactly `count` objects (a binding's arguments). */
+static int take_operands(const char *kernel, PyObject *args, const Operand *spec, int count,
+                         int reference, Operands *out)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != count) {
+        PyErr_Format(PyExc_TypeError, "%s: expected %d arrays, got %zd", kernel, count,
+                     PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : (Py_ssize_t)-1);
+        return -1;
+    }
+    return take_operand_array(kernel, &PyTuple_GET_ITEM(args, 0), spec, count, reference, out);
+}
+
+/* A 1-D operand of `count` elements of one item size and one of the given formats. */
 static int take_vector(const char *kernel, const char *name, PyObject *object, Py_buffer *view,
                        int writable, Py_ssize_t count, Py_ssize_t itemsize, const char *formats,
                        const char *what)
@@ -120,6 +128,7 @@ static int take_vector(const char *kernel, const char *name, PyObject *object, P
     return 0;
 }
 
+/* An optional 1-D float32 operand (None gives NULL). */
 static int take_optional_vector(const char *kernel, const char *name, PyObject *object,
                                 Py_buffer *view, int writable, Py_ssize_t count, float **data)
 {
