@@ -30,8 +30,9 @@ def masked_softmax(scores, keep, guard, causal=False):
     scores = xp.ascontiguousarray(scores)      # the (B, Tq, Tk) view below must not copy
     blocks = _slices(scores)
     queries, keys = blocks.shape[1:]
-    if causal and keep is None and queries > 0:
+    if causal and keep is None and not guard and queries > 0:
         # no other mask: the compiled kernel knows the causal pattern without a boolean array
+        # (not with guard: a row that an added mask made all -inf must give zeros, not NaN)
         rows = blocks.reshape(-1, keys)
         if native.takes_rows(rows):
             threads.parallel_for(lambda start, stop: native.attention_softmax(
@@ -45,7 +46,8 @@ def masked_softmax(scores, keep, guard, causal=False):
 
     def normalise(start, stop):
         part = blocks[start:stop]
-        if mask is None and native.attention_softmax(part.reshape(-1, keys), queries, False):
+        if (mask is None and not guard
+                and native.attention_softmax(part.reshape(-1, keys), queries, False)):
             return
         if mask is not None:
             xp.copyto(part, -xp.inf, where=~mask[start:stop])

@@ -127,3 +127,18 @@ def test_the_token_loss_agrees_with_the_portable_code():
     (loss_native, grad_native), (loss_numpy, grad_numpy) = run(True), run(False)
     np.testing.assert_allclose(loss_native, loss_numpy, rtol=1e-6)
     np.testing.assert_allclose(grad_native, grad_numpy, rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_row_that_an_added_mask_made_all_minus_infinity_gives_zeros(causal):
+    """With guard (the op's additive mask), such a row gives zeros, not NaN, compiled or not."""
+    scores = np.zeros((1, 3, 4), np.float32)
+    scores[0, 1] = -np.inf
+    for flag in (True, False):
+        previous = native.set_enabled(flag)
+        try:
+            got = attention.masked_softmax(scores.copy(), None, guard=True, causal=causal)
+        finally:
+            native.set_enabled(previous)
+        assert np.all(got[0, 1] == 0) and not np.any(np.isnan(got))
+        assert np.allclose(got[0, 0].sum(), 1) and np.allclose(got[0, 2].sum(), 1)
