@@ -25,6 +25,25 @@ static void release(Operands *operands, int count)
             PyBuffer_Release(&operands->views[k]);
 }
 
+/* The pending error (the buffer protocol's own) raised again with the kernel and the operand
+ * named, keeping its type. */
+static void name_the_operand(const char *kernel, const char *name)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *error = PyErr_GetRaisedException();
+    PyErr_Format((PyObject *)Py_TYPE(error), "%s: %s: %S", kernel, name, error);
+    Py_DECREF(error);
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyErr_Format(type, "%s: %s: %S", kernel, name, value);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+#endif
+}
+
 /* Reads the operands of `kernel` from `args`: the rows and hidden width come from operand
  * `reference` (one block wide); every other operand must be (rows, blocks * hidden). */
 static int take_operand_array(const char *kernel, PyObject *const *objects, const Operand *spec,
@@ -40,14 +59,7 @@ static int take_operand_array(const char *kernel, PyObject *const *objects, cons
         Py_buffer *view = &out->views[k];
         int flags = PyBUF_STRIDES | PyBUF_FORMAT | (spec[k].writable ? PyBUF_WRITABLE : 0);
         if (PyObject_GetBuffer(object, view, flags) < 0) {
-            /* the buffer protocol's own error, with the kernel and the operand named */
-            PyObject *type, *value, *traceback;
-            PyErr_Fetch(&type, &value, &traceback);
-            PyErr_NormalizeException(&type, &value, &traceback);
-            PyErr_Format(type, "%s: %s: %S", kernel, spec[k].name, value);
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(traceback);
+            name_the_operand(kernel, spec[k].name);
             release(out, k);
             return -1;
         }
@@ -100,13 +112,7 @@ static int take_vector(const char *kernel, const char *name, PyObject *object, P
 {
     int flags = PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(object, view, flags) < 0) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        PyErr_NormalizeException(&type, &value, &traceback);
-        PyErr_Format(type, "%s: %s: %S", kernel, name, value);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(traceback);
+        name_the_operand(kernel, name);
         return -1;
     }
     const char *format = view->format[0] == '<' || view->format[0] == '=' ? view->format + 1
