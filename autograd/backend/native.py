@@ -141,24 +141,24 @@ def softmax_cross_entropy(rows, targets, probabilities, losses):
     into ``losses`` (R,) (cross_entropy.py's ``softmax_rows``, a chunk of rows at a time);
     returns True, or None where the kernel does not apply. A target outside [0, V) is a
     ValueError."""
-    if not takes_rows(rows, probabilities) or type(losses) is not np.ndarray or \
-            losses.dtype != _FLOAT32:
+    if (not takes_rows(rows, probabilities) or not _vector(losses, optional=False)
+            or type(targets) is not np.ndarray):
         return None
-    if type(targets) is not np.ndarray:
-        return None
-    if targets.dtype != _INT64:
-        targets = targets.astype(_INT64)
-    _native.softmax_cross_entropy(rows, probabilities, np.ascontiguousarray(targets), losses)
+    _native.softmax_cross_entropy(rows, probabilities, _int64(targets), losses)
     return True
+
+
+def _int64(indices):
+    """Integer indices as the contiguous int64 vector the kernels read (no copy when so)."""
+    return np.ascontiguousarray(indices, dtype=_INT64)
 
 
 def gelu_forward(flat_x, flat_y, flat_slope):
     """The exact GELU of a 1-D float32 array into ``flat_y`` and its slope into
     ``flat_slope`` (elementwise.py's ``_gelu_float32_into``); True, or None where the kernel
     does not apply."""
-    arrays = (flat_x, flat_y, flat_slope)
-    if not _state["enabled"] or any(type(a) is not np.ndarray or a.dtype != _FLOAT32 or
-                                    a.ndim != 1 or a.strides[0] != 4 for a in arrays):
+    if not (_state["enabled"] and flat_x.size
+            and all(_vector(a, optional=False) for a in (flat_x, flat_y, flat_slope))):
         return None
     _native.gelu_forward(flat_x[None], flat_y[None], flat_slope[None])
     return True
@@ -203,9 +203,7 @@ def scatter_rows_add(target, index, values):
             or not (index.dtype.kind == "i" or index.dtype.kind == "u" and
                     index.dtype.itemsize < 8) or target.shape[1] != values.shape[1]):
         return None
-    if index.dtype != _INT64:
-        index = index.astype(_INT64)
-    _native.scatter_rows_add(target, np.ascontiguousarray(index), values)
+    _native.scatter_rows_add(target, _int64(index), values)
     return True
 
 

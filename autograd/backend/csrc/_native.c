@@ -202,50 +202,32 @@ static PyObject *layer_norm_backward(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* values (R, D) fixes R and D; the target is (V, D) for any V */
+static const Operand SCATTER_ROWS_ADD[] = {{"values", 1, 0, 0, 0}, {"target", 1, 1, 0, 1}};
+
 static PyObject *scatter_rows_add(PyObject *self, PyObject *args)
 {
     const char *kernel = "scatter_rows_add";
     PyObject *target, *index, *values;
     if (!PyArg_ParseTuple(args, "OOO:scatter_rows_add", &target, &index, &values))
         return NULL;
-    /* values (R, D) fixes R and D; the target is (V, D) for any V */
-    Operand spec[1] = {{"values", 1, 0, 0}};
     Operands a;
-    if (take_operand_array(kernel, (PyObject *[]){values}, spec, 1, 0,
+    if (take_operand_array(kernel, (PyObject *[]){values, target}, SCATTER_ROWS_ADD, 2, 0,
                            &a) < 0)
         return NULL;
-    Py_buffer target_view, index_view;
-    int flags = PyBUF_STRIDES | PyBUF_FORMAT | PyBUF_WRITABLE;
-    if (PyObject_GetBuffer(target, &target_view, flags) < 0) {
-        release(&a, 1);
-        return NULL;
-    }
-    if (target_view.ndim != 2 || target_view.itemsize != 4 || strcmp(target_view.format, "f")
-            || target_view.shape[1] != a.hidden
-            || (target_view.shape[1] > 1 && target_view.strides[1] != 4)
-            || target_view.strides[0] % 4 != 0 || target_view.strides[0] < 0) {
-        PyErr_Format(PyExc_ValueError, "%s: expected target as a 2-D float32 array of %zd "
-                     "contiguous columns", kernel, a.hidden);
-        PyBuffer_Release(&target_view);
-        release(&a, 1);
-        return NULL;
-    }
+    Py_buffer index_view;
     if (take_vector(kernel, "index", index, &index_view, 0, a.count, 8, "lq", "int64") < 0) {
-        PyBuffer_Release(&target_view);
-        release(&a, 1);
+        release(&a, 2);
         return NULL;
     }
-    Rows target_rows = {(float *)target_view.buf, target_view.strides[0] / 4};
-    Py_ssize_t bad;
+    Py_ssize_t limit = a.views[1].shape[0], bad;
     Py_BEGIN_ALLOW_THREADS
-    bad = chosen.scatter_rows_add(a.count, a.hidden, target_rows, target_view.shape[0],
+    bad = chosen.scatter_rows_add(a.count, a.hidden, a.rows[1], limit,
                                   (const int64_t *)index_view.buf, a.rows[0]);
     Py_END_ALLOW_THREADS
     int64_t value = bad >= 0 ? ((const int64_t *)index_view.buf)[bad] : 0;
-    Py_ssize_t limit = target_view.shape[0];
     PyBuffer_Release(&index_view);
-    PyBuffer_Release(&target_view);
-    release(&a, 1);
+    release(&a, 2);
     if (bad >= 0) {
         PyErr_Format(PyExc_IndexError, "%s: index %lld of row %zd is out of bounds for %zd "
                      "rows", kernel, (long long)value, bad, limit);
@@ -264,8 +246,7 @@ static PyObject *epilogue(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOp:epilogue", &y, &bias, &residual, &relu))
         return NULL;
     Operands a;
-    if (take_operand_array(kernel, (PyObject *[]){y, residual}, EPILOGUE, 2, 0,
-                           &a) < 0)
+    if (take_operand_array(kernel, (PyObject *[]){y, residual}, EPILOGUE, 2, 0, &a) < 0)
         return NULL;
     Py_buffer bias_view;
     float *bias_data;
@@ -295,13 +276,9 @@ static PyObject *attention_softmax(PyObject *self, PyObject *args)
                      "queries, got %zd", queries);
         return NULL;
     }
-    PyObject *rows = PyTuple_Pack(1, scores);
-    if (rows == NULL)
-        return NULL;
     Operands a;
-    int failed = take_operands("attention_softmax", rows, ATTENTION_SOFTMAX, 1, 0, &a);
-    Py_DECREF(rows);
-    if (failed)
+    if (take_operand_array("attention_softmax", (PyObject *[]){scores}, ATTENTION_SOFTMAX, 1, 0,
+                           &a) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     chosen.attention_softmax(a.count, a.hidden, a.rows[0], queries, causal);

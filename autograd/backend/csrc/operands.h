@@ -9,6 +9,7 @@ typedef struct {
     int blocks;             /* its width is blocks * hidden */
     int writable;
     int optional;           /* None is allowed: the kernel gets data == NULL */
+    int any_rows;           /* its row count is its own (a table the rows index into) */
 } Operand;
 
 typedef struct {
@@ -44,8 +45,9 @@ static void name_the_operand(const char *kernel, const char *name)
 #endif
 }
 
-/* Reads the operands of `kernel` from `args`: the rows and hidden width come from operand
- * `reference` (one block wide); every other operand must be (rows, blocks * hidden). */
+/* Reads the operands of `kernel` from `objects`: the rows and hidden width come from operand
+ * `reference` (one block wide); every other operand must be (rows, blocks * hidden), or
+ * (any, blocks * hidden) where marked any_rows. */
 static int take_operand_array(const char *kernel, PyObject *const *objects, const Operand *spec,
                               int count, int reference, Operands *out)
 {
@@ -82,7 +84,15 @@ static int take_operand_array(const char *kernel, PyObject *const *objects, cons
         if (!out->taken[k])
             continue;
         const Py_buffer *view = &out->views[k];
-        if (view->shape[0] != out->count || view->shape[1] != spec[k].blocks * out->hidden) {
+        if (spec[k].any_rows && view->shape[1] != spec[k].blocks * out->hidden) {
+            PyErr_Format(PyExc_ValueError, "%s: expected %s as a 2-D float32 array of %zd "
+                         "contiguous columns, got (%zd, %zd)", kernel, spec[k].name,
+                         spec[k].blocks * out->hidden, view->shape[0], view->shape[1]);
+            release(out, count);
+            return -1;
+        }
+        if (!spec[k].any_rows && (view->shape[0] != out->count
+                                  || view->shape[1] != spec[k].blocks * out->hidden)) {
             PyErr_Format(PyExc_ValueError, "%s: expected %s of shape (%zd, %zd), got (%zd, %zd)",
                          kernel, spec[k].name, out->count, spec[k].blocks * out->hidden,
                          view->shape[0], view->shape[1]);
