@@ -10,6 +10,11 @@ do not go through a general GEMM.
 - One row times a matrix, (1, k) @ (k, n), is a matrix-vector product (GEMV): a GEMM packs the
   whole (k, n) matrix into its buffers first, a GEMV reads it once.
 - Everything else (and every batched product) is NumPy's ``@``.
+``repeated_operand(b, rows, uses)`` prepares the right operand of many products with one small
+left operand (a recurrent layer's ``dh = da @ W_hh^T`` at every step): OpenBLAS multiplies a
+few rows by a row-major matrix 20-45% faster than by a transposed view (32 x 1024 by
+1024 x 256: 0.30 against 0.38 ms; 8 rows: 0.13 against 0.23 ms), so a transposed b is copied
+once (about 0.5 ms for 1 MB) when its products save more than that.
 ``matmul_add(a, b, c)`` is ``a @ b + c`` (c a bias row or a full matrix) in one GEMM with
 ``beta = 1`` on a buffer that holds c, as PyTorch's ``addmm``: a linear head's bias costs no
 pass of its own over the (N, V) logits.
@@ -45,6 +50,23 @@ def matmul(a, b):
 
 
 _OUTER_BY_BLAS_MIN_SIZE = 1 << 14
+
+
+def repeated_operand(b, rows, uses):
+    """b (k, n), laid out for ``uses`` products ``a @ b`` with a (rows, k): a C-contiguous copy
+    of an F-contiguous (transposed) b when the products gain more than the copy costs."""
+    if (type(b) is np.ndarray and b.ndim == 2 and b.flags.f_contiguous
+            and not b.flags.c_contiguous and rows >= _REPEATED_MIN_ROWS
+            and uses >= _REPEATED_MIN_USES):
+        copy = buffer_cache.empty(np, b.shape, b.dtype)
+        np.copyto(copy, b)
+        return copy
+    return b
+
+
+# One row is a GEMV, as fast on a transposed matrix; the copy costs about 15 small products.
+_REPEATED_MIN_ROWS = 4
+_REPEATED_MIN_USES = 16
 
 
 def _outer_by_gemm(a, b, out):

@@ -20,6 +20,7 @@ from .im2col import pad2d                                                 # noqa
 name = "numpy"
 matmul = _matmul.matmul
 matmul_add = _matmul.matmul_add
+repeated_operand = _matmul.repeated_operand
 add = elementwise.add
 relu = elementwise.relu
 relu_backward = elementwise.relu_backward

@@ -50,13 +50,15 @@ class LSTMSequence(Operation):
     def backward(self, dhs, dh_last, dc):
         hs, W_hh, per_step = self.saved
         xp = get_array_module(dhs)
-        matmul = kernels_for(dhs).matmul
+        kernels = kernels_for(dhs)
+        matmul = kernels.matmul
         steps, batch, hidden = dhs.shape
+        W_hh_T = kernels.repeated_operand(W_hh.T, batch, steps)
         da = xp.empty((steps, batch, 4 * hidden), dhs.dtype)
         dh_next = dh_last
         for t in range(steps - 1, -1, -1):
             _, dc = _lstm_backward(xp, per_step[t], dhs[t] + dh_next, dc, out=da[t])
-            dh_next = matmul(da[t], W_hh.T)
+            dh_next = matmul(da[t], W_hh_T)
         need_x, need_h, need_c, need_w = self.needs_input_grad
         dW_hh = (matmul(hs[:-1].reshape(steps * batch, hidden).T,
                         da.reshape(steps * batch, 4 * hidden)) if need_w else None)
@@ -98,14 +100,16 @@ class GRUSequence(Operation):
     def backward(self, dhs, dh_last):
         hs, W_hh, per_step = self.saved
         xp = get_array_module(dhs)
-        matmul = kernels_for(dhs).matmul
+        kernels = kernels_for(dhs)
+        matmul = kernels.matmul
         steps, batch, hidden = dhs.shape
+        W_hh_T = kernels.repeated_operand(W_hh.T, batch, steps)
         dx_gates = xp.empty((steps, batch, 3 * hidden), dhs.dtype)
         dh_gates = xp.empty_like(dx_gates)
         dh_next = dh_last
         for t in range(steps - 1, -1, -1):
             direct = _gru_backward(xp, per_step[t], dhs[t] + dh_next, dx_gates[t], dh_gates[t])
-            dh_next = direct + matmul(dh_gates[t], W_hh.T)
+            dh_next = direct + matmul(dh_gates[t], W_hh_T)
         needs = self.needs_input_grad
         flat = dh_gates.reshape(steps * batch, 3 * hidden)
         grads = [dx_gates if needs[0] else None, dh_next if needs[1] else None,

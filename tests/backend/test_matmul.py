@@ -142,3 +142,20 @@ def test_matmul_add_small_and_mixed_dtypes_take_the_plain_path():
     a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
     np.testing.assert_array_equal(numpy_kernels.matmul_add(a, b, np.arange(4.0, dtype=np.float32)),
                                   3 + np.arange(4.0)[None, :].repeat(2, 0))
+
+
+@pytest.mark.parametrize("rows, uses, copied", [(4, 16, True), (32, 35, True), (3, 35, False),
+                                                (32, 15, False)])
+def test_a_repeated_transposed_operand_is_copied_row_major_where_it_pays(rows, uses, copied):
+    weights = np.random.default_rng(7).standard_normal((6, 10)).astype(np.float32)
+    prepared = numpy_kernels.repeated_operand(weights.T, rows, uses)
+    np.testing.assert_array_equal(prepared, weights.T)
+    assert prepared.flags.c_contiguous is copied
+    assert (prepared is weights.T.base or np.shares_memory(prepared, weights)) is not copied
+
+
+def test_a_row_major_or_gpu_operand_is_left_as_it_is():
+    weights = np.ones((10, 6), np.float32)
+    assert numpy_kernels.repeated_operand(weights, 32, 35) is weights
+    strided = np.ones((10, 12), np.float32)[:, ::2]
+    assert numpy_kernels.repeated_operand(strided, 32, 35) is strided

@@ -169,3 +169,20 @@ def test_outputs_are_new_arrays_and_the_last_state_is_the_last_step():
     np.testing.assert_array_equal(h.to_numpy(), hs.to_numpy()[-1])
     h.data[...] = 7.0                     # the last state is a copy, not a view of hs
     assert not (hs.to_numpy()[-1] == 7.0).any()
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_a_long_wide_sequence_through_the_row_major_copy_of_W_hh(cell):
+    """16 steps of 4 rows: the backward multiplies by a row-major copy of W_hh^T (matmul.py's
+    repeated_operand) instead of the transposed view; h0's and x's gradients pass every step."""
+    count = 4 if cell == "lstm" else 3
+    shapes = [(16, 4, 3 * count), (4, 3)] + ([(4, 3)] if cell == "lstm" else []) + [(3, 3 * count)]
+    arrays = inputs_for(shapes, 30)
+    loss_of, numpy_loss = (lstm_loss, lstm_loss_numpy) if cell == "lstm" else (gru_loss,
+                                                                                gru_loss_numpy)
+    tensors = [Tensor(data=a, stores_grad=True) for a in arrays]
+    grads = autograd.gradients(loss_of(*tensors))
+    for which in (0, 1, len(arrays) - 1):
+        np.testing.assert_allclose(grads[tensors[which]].to_numpy(),
+                                   numeric_gradient(numpy_loss, arrays, which),
+                                   rtol=1e-6, atol=1e-8)
