@@ -83,10 +83,10 @@ class Linear(Layer):
         if self.W is None:
             dtype = x.dtype if x.dtype.kind == "f" else np.float32
             self._build(x.shape[1], dtype, x.device)
-        y = linalg.matmul(x, self.W)
-        if self.b is not None:
-            y = linalg.add_bias(y, self.b, axis=0)
-        return y
+        if self.b is None:
+            return linalg.matmul(x, self.W)
+        # one op, as PyTorch's addmm: a large product takes the bias in its GEMM (beta = 1)
+        return linalg.gemm(x, self.W, self.b)
 
     def count_parameters(self, input_shape=None):
         if self.W is None and input_shape is not None:
