@@ -3,14 +3,21 @@ place, and the softmax part of its backward, on the CPU split over the threads b
 head) slices. PyTorch's CPU attention runs these passes on every thread; NumPy's ufuncs run on
 one, which left half of a 2-core machine idle for the (T, T) passes of a long context.
 
+Without a mask or dropout, :func:`fused_forward` and :func:`fused_backward` run the whole
+attention of each head in the compiled kernels (csrc/kernel_attention.h), the heads split over
+the threads: NumPy's batched products ran one head after another on one thread, each of the
+nine passes over all heads leaving the caches cold for the next.
+
 >>> import numpy as np
 >>> scores = np.zeros((1, 2, 2))
 >>> masked_softmax(scores, np.tri(2, 2, dtype=bool), guard=False)
 array([[[1. , 0. ],
         [0.5, 0.5]]])
 """
+import numpy as np
+
 from ..device import get_array_module
-from . import native, threads
+from . import buffer_cache, native, threads
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
 
@@ -80,3 +87,47 @@ def softmax_backward(gradient, probabilities, rowsum):
 
     threads.parallel_for(apply, blocks.shape[0], gradient)
     return gradient
+
+
+def _as_heads(array):
+    """``array`` (N, H, T, D) as it is, or (B, T, D) as (1, B, T, D), else None."""
+    if array.ndim == 4:
+        return array
+    return array[None] if array.ndim == 3 else None
+
+
+def _head_count(heads):
+    return heads.shape[0] * heads.shape[1]
+
+
+def fused_forward(q, k, v, scale, causal):
+    """``(y, p)`` with p = softmax(q k^T scale) over the keys (``causal``: the keys after each
+    query masked) and y = p v, for float32 q (..., Tq, D), k (..., Tk, D), v (..., Tk, Dv) of
+    one batch shape, 3-D or 4-D, by the compiled kernels; None where they do not apply."""
+    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+        return None
+    inputs = [_as_heads(x) for x in (q, k, v)]
+    if inputs[0] is None or not native.takes_heads(*inputs):
+        return None
+    batch = q.shape[:-2]
+    p = buffer_cache.empty(np, batch + (q.shape[-2], k.shape[-2]), q.dtype)
+    y = buffer_cache.empty(np, batch + (q.shape[-2], v.shape[-1]), q.dtype)
+    outputs = [_as_heads(p), _as_heads(y)]
+    threads.parallel_for(lambda start, stop: native.attention_forward(
+        *inputs, *outputs, scale, causal, start, stop), _head_count(outputs[0]), p)
+    return y, p
+
+
+def fused_backward(q, k, v, p, y, dy, scale):
+    """``(dq, dk, dv)`` of :func:`fused_forward`'s y (and p) for its gradient dy, by the
+    compiled kernels; None where they do not apply."""
+    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2] == dy.shape[:-2]:
+        return None
+    inputs = [_as_heads(x) for x in (q, k, v, p, y, dy)]
+    if inputs[0] is None or not native.takes_heads(*inputs):
+        return None
+    grads = tuple(buffer_cache.empty(np, x.shape, x.dtype) for x in (q, k, v))
+    outputs = [_as_heads(g) for g in grads]
+    threads.parallel_for(lambda start, stop: native.attention_backward(
+        *inputs, *outputs, scale, start, stop), _head_count(inputs[3]), p)
+    return grads

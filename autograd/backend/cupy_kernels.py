@@ -12,6 +12,7 @@ from .numpy_kernels import (as_layout, pad2d, conv2d_backward, max_pool2d_forwar
                             layer_norm_forward, layer_norm_backward, gelu_forward,
                             gelu_backward, masked_softmax,
                             softmax_backward, softmax_rows,
+                            attention_forward, attention_backward,    # None: not NumPy
                             softmax_rows_backward)                         # portable already
 from .numpy_kernels import axpy, sgd_update, adam_update     # noqa: F401  (NumPy forms for CuPy)
 from ..device import get_array_module

@@ -22,7 +22,8 @@ try:
 except ImportError:                            # built without a C compiler
     _native = None
 
-__all__ = ["available", "enabled", "set_enabled", "instruction_set", "takes_rows"]
+__all__ = ["available", "enabled", "set_enabled", "instruction_set", "takes_rows",
+           "takes_heads"]
 
 _FLOAT32 = np.dtype(np.float32)
 _state = {"enabled": _native is not None}
@@ -224,4 +225,38 @@ def attention_softmax(rows, queries, causal):
     if not takes_rows(rows):
         return None
     _native.attention_softmax(rows, queries, causal)
+    return True
+
+
+def takes_heads(*arrays):
+    """Whether the attention kernels apply: switched on, and float32 NumPy arrays of 4-D
+    (batch, heads, rows, columns) with contiguous rows."""
+    if not _state["enabled"]:
+        return False
+    for array in arrays:
+        if (type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.ndim != 4
+                or (array.strides[3] != 4 and array.shape[3] > 1)
+                or min(array.strides) < 0):
+            return False
+    return True
+
+
+def attention_forward(q, k, v, p, y, scale, causal, start, stop):
+    """Heads [start, stop) (of batch * heads) of p = softmax(q k^T scale) over the keys (with
+    ``causal`` the later keys 0) and y = p v, into p (N, H, Tq, Tk, rows contiguous) and y (N,
+    H, Tq, Dv); q (N, H, Tq, D), k (N, H, Tk, D), v (N, H, Tk, Dv). True, or None where the
+    kernel does not apply (attention.py's ``fused_forward``)."""
+    if not takes_heads(q, k, v, p, y):
+        return None
+    _native.attention_forward(q, k, v, p, y, scale, causal, start, stop)
+    return True
+
+
+def attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, start, stop):
+    """Their gradients for heads [start, stop): dv = p^T dy, dS = p * (dy v^T - rowsum(dy *
+    y)), dq = dS k scale, dk = dS^T q scale, into dq, dk, dv. True, or None where the kernel
+    does not apply (attention.py's ``fused_backward``)."""
+    if not takes_heads(q, k, v, p, y, dy, dq, dk, dv):
+        return None
+    _native.attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, start, stop)
     return True

@@ -49,6 +49,12 @@ class ScaledDotProductAttention(Operation):
         self.causal, self.dropout, self.generator = causal, dropout, generator
 
     def forward(self, q, k, v, *mask):
+        if self.mask_kind is None and self.dropout == 0.0:
+            fused = kernels_for(q).attention_forward(q, k, v, self.scale, self.causal)
+            if fused is not None:                   # the compiled kernels, head by head
+                y, probabilities = fused
+                self.save_for_backward(q, k, v, probabilities, None, y)
+                return y
         xp = get_array_module(q)
         scores = (q * q.dtype.type(self.scale)) @ k.swapaxes(-1, -2)
         masked = self.mask_kind is not None
@@ -80,6 +86,12 @@ class ScaledDotProductAttention(Operation):
         q, k, v, probabilities, mask, y = self.saved
         need_q, need_k, need_v = self.needs_input_grad[:3]
         no_mask_grad = (None,) * (len(self.needs_input_grad) - 3)
+        if self.mask_kind is None and mask is None:
+            fused = kernels_for(dy).attention_backward(q, k, v, probabilities, y, dy,
+                                                       self.scale)
+            if fused is not None:
+                return tuple(g if need else None for g, need in
+                             zip(fused, (need_q, need_k, need_v))) + no_mask_grad
         dv = None
         if need_v:
             dropped = probabilities if mask is None else probabilities * mask

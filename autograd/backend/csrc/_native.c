@@ -30,8 +30,20 @@ typedef struct {
 
 #define ROW(operand, r) ((operand).data + (r) * (operand).stride)
 
+/* The heads of a (batch, heads, rows, columns) array: head h (of batch * heads) begins at
+ * HEAD(x, h); strides in elements. */
+typedef struct {
+    float *data;
+    Py_ssize_t heads, batch_stride, head_stride, row_stride;
+} Heads;
+
+#define HEAD(x, h) ((x).data + ((h) / (x).heads) * (x).batch_stride \
+                    + ((h) % (x).heads) * (x).head_stride)
+#define HEAD_ROWS(x, h) ((Rows){HEAD(x, h), (x).row_stride})
+
 #include "dispatch.h"
 #include "operands.h"
+#include "attention_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -304,6 +316,11 @@ static PyMethodDef methods[] = {
      "layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias), None where not wanted"},
     {"attention_softmax", attention_softmax, METH_VARARGS,
      "attention_softmax(scores, queries, causal): softmax of each row in place, causal or not"},
+    {"attention_forward", attention_forward, METH_VARARGS,
+     "attention_forward(q, k, v, p, y, scale, causal, start, stop): heads [start, stop) of "
+     "p = softmax(q k^T scale), y = p v"},
+    {"attention_backward", attention_backward, METH_VARARGS,
+     "attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, start, stop): their gradients"},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,

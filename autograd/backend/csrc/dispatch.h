@@ -5,7 +5,9 @@
  * baseline vectorization. */
 
 #define KERNEL(name) name##_generic
+#define TILE_ROWS 1
 #include "kernels.h"
+#undef TILE_ROWS
 #undef KERNEL
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -13,13 +15,17 @@
 #pragma GCC push_options
 #pragma GCC target("arch=haswell")
 #define KERNEL(name) name##_avx2
+#define TILE_ROWS 2
 #include "kernels.h"
+#undef TILE_ROWS
 #undef KERNEL
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("arch=skylake-avx512,prefer-vector-width=512")
 #define KERNEL(name) name##_avx512
+#define TILE_ROWS 8
 #include "kernels.h"
+#undef TILE_ROWS
 #undef KERNEL
 #pragma GCC pop_options
 #endif
@@ -38,6 +44,12 @@ typedef Py_ssize_t (*ScatterRowsAdd)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, c
                                      Rows);
 typedef void (*Epilogue)(Py_ssize_t, Py_ssize_t, Rows, const float *, Rows, int);
 typedef void (*AttentionSoftmax)(Py_ssize_t, Py_ssize_t, Rows, Py_ssize_t, int);
+typedef void (*AttentionForward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                                 Py_ssize_t, Heads, Heads, Heads, Heads, Heads, float, int,
+                                 float *);
+typedef void (*AttentionBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                                  Py_ssize_t, Heads, Heads, Heads, Heads, Heads, Heads, Heads,
+                                  Heads, Heads, float, float *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -54,6 +66,8 @@ static struct {
     ScatterRowsAdd scatter_rows_add;
     Epilogue epilogue;
     AttentionSoftmax attention_softmax;
+    AttentionForward attention_forward;
+    AttentionBackward attention_backward;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -70,6 +84,8 @@ static struct {
         chosen.scatter_rows_add = scatter_rows_add_##suffix; \
         chosen.epilogue = epilogue_##suffix;          \
         chosen.attention_softmax = attention_softmax_##suffix; \
+        chosen.attention_forward = attention_forward_##suffix; \
+        chosen.attention_backward = attention_backward_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)

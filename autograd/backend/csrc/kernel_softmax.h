@@ -65,7 +65,11 @@ static Py_ssize_t KERNEL(softmax_cross_entropy)(
 
 /* The attention softmax in place (see backend/attention.py, masked_softmax) over rows of
  * scores (R, Tk), R = B * Tq: with `causal`, row r is query i = r mod Tq and keeps the keys
- * j <= i (numpy.tri(Tq, Tk)), the others set to 0. */
+ * j <= i (numpy.tri(Tq, Tk)), the others set to 0.
+ * A causal row is computed over its kept keys rounded up to whole LANES (within the row), the
+ * keys past them first set to -inf: the vector loops then cover the row, where the scalar
+ * remainder took as long as the rest for short rows. Their exponentials (e^-87, the clamp's)
+ * are below half an ulp of a sum that is at least 1, and they are set to 0 after. */
 static void KERNEL(attention_softmax)(
     Py_ssize_t rows, Py_ssize_t width, Rows scores, Py_ssize_t queries, int causal)
 {
@@ -73,8 +77,12 @@ static void KERNEL(attention_softmax)(
         float *row = ROW(scores, r);
         Py_ssize_t kept = causal ? r % queries + 1 : width;
         kept = kept < width ? kept : width;
+        Py_ssize_t covered = (kept + LANES - 1) / LANES * LANES;
+        covered = covered < width ? covered : width;
+        for (Py_ssize_t j = kept; j < covered; j++)
+            row[j] = -INFINITY;
         float largest, total;
-        KERNEL(softmax_row)(kept, row, row, &largest, &total);
+        KERNEL(softmax_row)(covered, row, row, &largest, &total);
         for (Py_ssize_t j = kept; j < width; j++)
             row[j] = 0.0f;
     }

@@ -23,3 +23,4 @@
 #include "kernel_recurrent.h"
 #include "kernel_softmax.h"
 #include "kernel_rows.h"
+#include "kernel_attention.h"
