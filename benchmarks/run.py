@@ -85,6 +85,10 @@ def parse_args(argv):
                         help="seconds to sleep before each timed block, so that BLAS threads "
                              "still spinning from the previous variant do not starve this one "
                              "(default 0.2, quick 0)")
+    parser.add_argument("--settle", type=int, default=None,
+                        help="untimed steps right before each timed block, after the pause, so "
+                             "that the block times steps that follow a step, as a training loop "
+                             "runs them, not the first after an idle pause (default 1, quick 0)")
     parser.add_argument("--threads", type=int, default=2,
                         help="threads for OpenBLAS/OpenMP/MKL and torch (default 2)")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
@@ -93,7 +97,7 @@ def parse_args(argv):
                              "with more runnable processes than cores (use with --threads 1)")
     args = parser.parse_args(argv)
     defaults = {"repetitions": (1, 11), "warmup": (1, 3), "min_time": (0.0, 0.1),
-                "pause": (0.0, 0.2)}
+                "pause": (0.0, 0.2), "settle": (0, 1)}
     for name, (quick_value, full_value) in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, quick_value if args.quick else full_value)
@@ -148,9 +152,12 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = time.perf_counter
 
 
-def time_block(step, count, collect=True):
+def time_block(step, count, collect=True, settle=0):
+    """Seconds per step over ``count`` steps, after ``settle`` untimed ones."""
     if collect:             # a collection due inside the block would be charged to this variant
         gc.collect()
+    for _ in range(settle):
+        step()
     start = _clock()
     for _ in range(count):
         step()
@@ -204,7 +211,8 @@ def run_workload(workload, args, torch):
     for _ in range(args.repetitions):
         for name, bench in benches.items():              # round-robin: one block each, in turn
             time.sleep(args.pause)
-            samples[name].append(time_block(bench.step, counts[name], collect=not args.quick))
+            samples[name].append(time_block(bench.step, counts[name], collect=not args.quick,
+                                            settle=args.settle))
     scale = SCALE[workload.UNIT]
     row = {"description": workload.DESCRIPTION, "unit": workload.UNIT, "size": size,
            "status": status, "float32": float32, "repetitions": args.repetitions,
@@ -350,13 +358,14 @@ def main(argv=None):
         "threads": thread_report(args, torch),
         "settings": {"quick": args.quick, "repetitions": args.repetitions,
                      "warmup": args.warmup, "min_time_s": args.min_time,
-                     "pause_s": args.pause, "clock": args.clock},
+                     "pause_s": args.pause, "settle_steps": args.settle, "clock": args.clock},
         "workloads": {},
     }
     threads = results["threads"]
     print(f"threads: " + ", ".join(f"{k}={v}" for k, v in threads.items()))
     print(f"numpy {np.__version__}, torch {torch_version}; {args.repetitions} repetitions, "
-          f"median, {args.clock} clock; pause {args.pause}s between variants; load average "
+          f"median, {args.clock} clock; pause {args.pause}s between variants, then "
+          f"{args.settle} untimed step(s); load average "
           f"{results['machine']['load_average_at_start']}", flush=True)
     for workload in WORKLOADS:
         if workload.NAME in selected:
