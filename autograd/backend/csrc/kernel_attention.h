@@ -108,15 +108,12 @@ static void KERNEL(attention_head_backward)(
                           ds, keys, 1.0f);
     for (Py_ssize_t i = 0; i < queries; i++) {
         const float *restrict dy_row = ROW(dy, i), *restrict y_row = ROW(y, i);
-        float partial[LANES], total = 0.0f;
+        float partial[LANES] = {0.0f};
         Py_ssize_t j = 0;
-        for (int l = 0; l < LANES; l++)
-            partial[l] = 0.0f;
         for (; j + LANES <= value_depth; j += LANES)
             for (int l = 0; l < LANES; l++)
                 partial[l] += dy_row[j + l] * y_row[j + l];
-        for (int l = 0; l < LANES; l++)
-            total += partial[l];
+        float total = KERNEL(sum_of_lanes)(partial);
         for (; j < value_depth; j++)
             total += dy_row[j] * y_row[j];
         float *restrict ds_row = ds + i * keys;

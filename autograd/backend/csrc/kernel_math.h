@@ -49,6 +49,25 @@ static inline float KERNEL(tanh)(float x)
     return magnitude < 0.4f ? near : far;
 }
 
+/* The sum and the max of LANES partial results, pairwise: log2(LANES) dependent steps the
+ * compiler vectorizes, where a running total was LANES dependent additions (a quarter of a
+ * 64-wide attention row's softmax). */
+static inline float KERNEL(sum_of_lanes)(float *partial)
+{
+    for (int step = LANES / 2; step > 0; step /= 2)
+        for (int k = 0; k < step; k++)
+            partial[k] += partial[k + step];
+    return partial[0];
+}
+
+static inline float KERNEL(max_of_lanes)(float *partial)
+{
+    for (int step = LANES / 2; step > 0; step /= 2)
+        for (int k = 0; k < step; k++)
+            partial[k] = partial[k + step] > partial[k] ? partial[k + step] : partial[k];
+    return partial[0];
+}
+
 /* The sum of a row in LANES partial sums (vectorizable without reassociation flags). */
 static inline float KERNEL(row_sum)(Py_ssize_t width, const float *restrict x)
 {
@@ -57,9 +76,7 @@ static inline float KERNEL(row_sum)(Py_ssize_t width, const float *restrict x)
     for (; j + LANES <= width; j += LANES)
         for (int k = 0; k < LANES; k++)
             partial[k] += x[j + k];
-    float total = 0.0f;
-    for (int k = 0; k < LANES; k++)
-        total += partial[k];
+    float total = KERNEL(sum_of_lanes)(partial);
     for (; j < width; j++)
         total += x[j];
     return total;

@@ -45,9 +45,7 @@ static inline void KERNEL(layer_norm_row)(
     for (; j + LANES <= width; j += LANES)
         for (int k = 0; k < LANES; k++)
             partial[k] += xhat[j + k] * xhat[j + k];
-    float squares = 0.0f;
-    for (int k = 0; k < LANES; k++)
-        squares += partial[k];
+    float squares = KERNEL(sum_of_lanes)(partial);
     for (; j < width; j++)
         squares += xhat[j] * xhat[j];
     float inverse = 1.0f / sqrtf(squares / (float)width + eps);
@@ -91,11 +89,7 @@ static inline void KERNEL(layer_norm_backward_row)(
             sum_g[k] += g;
             sum_gh[k] += g * xhat[j + k];
         }
-    float mean_g = 0.0f, mean_gh = 0.0f;
-    for (int k = 0; k < LANES; k++) {
-        mean_g += sum_g[k];
-        mean_gh += sum_gh[k];
-    }
+    float mean_g = KERNEL(sum_of_lanes)(sum_g), mean_gh = KERNEL(sum_of_lanes)(sum_gh);
     for (; j < width; j++) {
         float g = scale != NULL ? dy[j] * scale[j] : dy[j];
         mean_g += g;
