@@ -118,9 +118,9 @@ def fused_forward(q, k, v, scale, causal):
     return y, p
 
 
-def fused_backward(q, k, v, p, y, dy, scale):
-    """``(dq, dk, dv)`` of :func:`fused_forward`'s y (and p) for its gradient dy, by the
-    compiled kernels; None where they do not apply."""
+def fused_backward(q, k, v, p, y, dy, scale, causal):
+    """``(dq, dk, dv)`` of :func:`fused_forward`'s y (and p, with the same ``causal``) for its
+    gradient dy, by the compiled kernels; None where they do not apply."""
     if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2] == dy.shape[:-2]:
         return None
     inputs = [_as_heads(x) for x in (q, k, v, p, y, dy)]
@@ -129,5 +129,5 @@ def fused_backward(q, k, v, p, y, dy, scale):
     grads = tuple(buffer_cache.empty(np, x.shape, x.dtype) for x in (q, k, v))
     outputs = [_as_heads(g) for g in grads]
     threads.parallel_for(lambda start, stop: native.attention_backward(
-        *inputs, *outputs, scale, start, stop), _head_count(inputs[3]), p)
+        *inputs, *outputs, scale, causal, start, stop), _head_count(inputs[3]), p)
     return grads

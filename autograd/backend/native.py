@@ -252,11 +252,11 @@ def attention_forward(q, k, v, p, y, scale, causal, start, stop):
     return True
 
 
-def attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, start, stop):
+def attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, causal, start, stop):
     """Their gradients for heads [start, stop): dv = p^T dy, dS = p * (dy v^T - rowsum(dy *
-    y)), dq = dS k scale, dk = dS^T q scale, into dq, dk, dv. True, or None where the kernel
-    does not apply (attention.py's ``fused_backward``)."""
+    y)), dq = dS k scale, dk = dS^T q scale, into dq, dk, dv (``causal`` as the forward had
+    it). True, or None where the kernel does not apply (attention.py's ``fused_backward``)."""
     if not takes_heads(q, k, v, p, y, dy, dq, dk, dv):
         return None
-    _native.attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, start, stop)
+    _native.attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, causal, start, stop)
     return True

@@ -88,7 +88,7 @@ class ScaledDotProductAttention(Operation):
         no_mask_grad = (None,) * (len(self.needs_input_grad) - 3)
         if self.mask_kind is None and mask is None:
             fused = kernels_for(dy).attention_backward(q, k, v, probabilities, y, dy,
-                                                       self.scale)
+                                                       self.scale, self.causal)
             if fused is not None:
                 return tuple(g if need else None for g, need in
                              zip(fused, (need_q, need_k, need_v))) + no_mask_grad

@@ -62,7 +62,7 @@ def test_fused_attention_matches_the_formulas(instruction_set, batch, heads, que
     close(y, p64 @ v, np.abs(p64) @ np.abs(v))
 
     dy = rng.standard_normal(y.shape).astype(np.float32)
-    dq, dk, dv = attention.fused_backward(q, k, v, p, y, dy, scale)
+    dq, dk, dv = attention.fused_backward(q, k, v, p, y, dy, scale, causal)
     dy64, y64 = dy.astype(np.float64), y.astype(np.float64)
     close(dv, p64.swapaxes(-1, -2) @ dy64, np.abs(p64.swapaxes(-1, -2)) @ np.abs(dy64))
     gradient = dy64 @ v.swapaxes(-1, -2)
@@ -81,12 +81,12 @@ def test_the_heads_split_over_threads_give_the_same_bits(thread_count):
     q, k, v = (heads_of(rng, 2, 3, 11, 8, "heads of a packed projection") for _ in range(3))
     dy = rng.standard_normal((2, 3, 11, 8)).astype(np.float32)
     y, p = attention.fused_forward(q, k, v, 0.3, True)
-    grads = attention.fused_backward(q, k, v, p, y, dy, 0.3)
+    grads = attention.fused_backward(q, k, v, p, y, dy, 0.3, True)
     previous = autograd.get_num_threads()
     autograd.set_num_threads(1)
     try:
         y1, p1 = attention.fused_forward(q, k, v, 0.3, True)
-        grads1 = attention.fused_backward(q, k, v, p1, y1, dy, 0.3)
+        grads1 = attention.fused_backward(q, k, v, p1, y1, dy, 0.3, True)
     finally:
         autograd.set_num_threads(previous)
     for got, want in zip((y, p, *grads), (y1, p1, *grads1)):
@@ -129,7 +129,7 @@ def test_the_kernels_step_aside_where_they_do_not_apply():
         assert attention.fused_forward(q, q, q, 1.0, False) is None
         y = np.zeros((2, 3, 4, 5), np.float32)
         assert attention.fused_backward(q, q, q, np.zeros((2, 3, 4, 4), np.float32), y, y,
-                                        1.0) is None
+                                        1.0, False) is None
     finally:
         native.set_enabled(previous)
 
@@ -167,8 +167,8 @@ def test_the_binding_names_the_kernel_and_the_operand():
     with pytest.raises(ValueError, match=r"^attention_backward: expected dq of shape "
                                          r"\(1, 2, 3, 4\), got \(1, 2, 3, 5\)$"):
         kernel.attention_backward(q, q, q, p, y, y, np.zeros((1, 2, 3, 5), np.float32), q.copy(),
-                                  q.copy(), 1.0, 0, 2)
+                                  q.copy(), 1.0, False, 0, 2)
     frozen = q.copy()
     frozen.setflags(write=False)
     with pytest.raises((ValueError, TypeError, BufferError), match=r"^attention_backward: dk: "):
-        kernel.attention_backward(q, q, q, p, y, y, q.copy(), frozen, q.copy(), 1.0, 0, 2)
+        kernel.attention_backward(q, q, q, p, y, y, q.copy(), frozen, q.copy(), 1.0, False, 0, 2)

@@ -41,6 +41,19 @@ typedef struct {
                     + ((h) % (x).heads) * (x).head_stride)
 #define HEAD_ROWS(x, h) ((Rows){HEAD(x, h), (x).row_stride})
 
+/* What a causal head lets a product skip (row i of a or c; the zeros are exact, so the sums
+ * are the same bits): with A_LOWER a's entries p > i are 0 (p and dS), with A_UPPER those
+ * p < i (their transposes), with C_LOWER only c's entries j <= i are wanted (the scores, G). */
+enum { FULL, A_LOWER, A_UPPER, C_LOWER };
+
+/* The left operand of a product: element (r, p) at data[r * row + p * column], so that a
+ * matrix and its transpose are read in place (row = its row stride, column = 1, or the other
+ * way round). */
+typedef struct {
+    const float *data;
+    Py_ssize_t row, column;
+} Left;
+
 #include "dispatch.h"
 #include "operands.h"
 #include "attention_bindings.h"
@@ -320,7 +333,8 @@ static PyMethodDef methods[] = {
      "attention_forward(q, k, v, p, y, scale, causal, start, stop): heads [start, stop) of "
      "p = softmax(q k^T scale), y = p v"},
     {"attention_backward", attention_backward, METH_VARARGS,
-     "attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, start, stop): their gradients"},
+     "attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, causal, start, stop): their "
+     "gradients"},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,

@@ -131,17 +131,18 @@ static PyObject *attention_backward(PyObject *self, PyObject *args)
 {
     PyObject *objects[9];
     float scale;
+    int causal;
     Py_ssize_t start, stop, sizes[SIZES];
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOfnn:attention_backward", &objects[0], &objects[1],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOfpnn:attention_backward", &objects[0], &objects[1],
                           &objects[2], &objects[3], &objects[4], &objects[5], &objects[6],
-                          &objects[7], &objects[8], &scale, &start, &stop))
+                          &objects[7], &objects[8], &scale, &causal, &start, &stop))
         return NULL;
     Py_buffer views[9];
     Heads h[9];
     if (take_attention("attention_backward", objects, ATTENTION_BACKWARD, 9, views, h, sizes,
                        start, stop, 3) < 0)
         return NULL;
-    float *scratch = PyMem_RawMalloc(sizeof(float) * ((2 * sizes[QUERIES] + sizes[VALUE_DEPTH])
+    float *scratch = PyMem_RawMalloc(sizeof(float) * ((sizes[QUERIES] + sizes[VALUE_DEPTH])
                                                       * sizes[KEYS] + 1));
     if (scratch == NULL) {
         for (int j = 0; j < 9; j++)
@@ -151,7 +152,7 @@ static PyObject *attention_backward(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     chosen.attention_backward(start, stop, sizes[QUERIES], sizes[KEYS], sizes[DEPTH],
                               sizes[VALUE_DEPTH], h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7],
-                              h[8], scale, scratch);
+                              h[8], scale, causal, scratch);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(scratch);
     for (int j = 0; j < 9; j++)

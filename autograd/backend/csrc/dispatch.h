@@ -49,7 +49,7 @@ typedef void (*AttentionForward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                  float *);
 typedef void (*AttentionBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                   Py_ssize_t, Heads, Heads, Heads, Heads, Heads, Heads, Heads,
-                                  Heads, Heads, float, float *);
+                                  Heads, Heads, float, int, float *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
