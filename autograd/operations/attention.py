@@ -42,7 +42,9 @@ class ScaledDotProductAttention(Operation):
 
     Only the probabilities P (..., Tq, Tk) are kept for backward (plus the dropout mask when
     there is one); backward makes one (Tq, Tk) temporary, G, and turns it into dS in place,
-    because rowsum(P * G) equals rowsum(dy * y) (y is P_dropped v)."""
+    because rowsum(P * G) equals rowsum(dy * y) (y is P_dropped v). Without a mask or dropout
+    the backend may run both directions whole (``kernels.attention_forward`` and
+    ``attention_backward``: on the CPU one compiled call per head), else the passes below."""
 
     def __init__(self, scale, mask_kind, causal, dropout, generator):
         self.scale, self.mask_kind = scale, mask_kind      # mask_kind: None, "keep", "add"
