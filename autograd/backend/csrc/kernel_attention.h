@@ -5,8 +5,9 @@
  * (part of kernels.h: included once per instruction set, with KERNEL naming the functions) */
 
 /* The register tile of the small products: TILE_ROWS rows of c, TILE_COLUMNS wide, summed in
- * registers over the whole inner dimension (the widths keep the tile in the vector registers
- * the instruction set has: 16 of 16 floats for AVX-512, 16 of 8 for AVX2, 16 of 4 for SSE). */
+ * registers over the whole inner dimension. The sizes keep the tile and a row of b in the
+ * vector registers the instruction set has: 8 rows of 32 floats are 16 of AVX-512's 32
+ * registers, 2 rows 8 of AVX2's 16, 1 row 8 of SSE's 16 (dispatch.h). */
 #ifndef TILE_ROWS
 #error "dispatch.h defines TILE_ROWS for each instruction set"
 #endif
