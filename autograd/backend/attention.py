@@ -100,10 +100,22 @@ def _head_count(heads):
     return heads.shape[0] * heads.shape[1]
 
 
+def _laid_out_like(shape, like):
+    """An uninitialised float32 array of ``shape`` (..., T, D) whose heads are laid out as
+    ``like``'s: where ``like`` interleaves its heads by row (the (N, T, H, D) memory of a
+    projection split into heads, whose T axis strides over the heads), the same, so that
+    merging the heads back (a transpose and a reshape) is a view, not a copy."""
+    if like.ndim == 4 and like.strides[2] > like.strides[1]:
+        n, h, t, d = shape
+        return buffer_cache.empty(np, (n, t, h, d), np.float32).transpose(0, 2, 1, 3)
+    return buffer_cache.empty(np, shape, np.float32)
+
+
 def fused_forward(q, k, v, scale, causal):
     """``(y, p)`` with p = softmax(q k^T scale) over the keys (``causal``: the keys after each
     query masked) and y = p v, for float32 q (..., Tq, D), k (..., Tk, D), v (..., Tk, Dv) of
-    one batch shape, 3-D or 4-D, by the compiled kernels; None where they do not apply."""
+    one batch shape, 3-D or 4-D, by the compiled kernels; None where they do not apply. y, and
+    the gradients of :func:`fused_backward`, are laid out as q, k and v are."""
     if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         return None
     inputs = [_as_heads(x) for x in (q, k, v)]
@@ -111,7 +123,7 @@ def fused_forward(q, k, v, scale, causal):
         return None
     batch = q.shape[:-2]
     p = buffer_cache.empty(np, batch + (q.shape[-2], k.shape[-2]), q.dtype)
-    y = buffer_cache.empty(np, batch + (q.shape[-2], v.shape[-1]), q.dtype)
+    y = _laid_out_like(batch + (q.shape[-2], v.shape[-1]), q)
     outputs = [_as_heads(p), _as_heads(y)]
     threads.parallel_for(lambda start, stop: native.attention_forward(
         *inputs, *outputs, scale, causal, start, stop), _head_count(outputs[0]), p)
@@ -126,7 +138,7 @@ def fused_backward(q, k, v, p, y, dy, scale, causal):
     inputs = [_as_heads(x) for x in (q, k, v, p, y, dy)]
     if inputs[0] is None or not native.takes_heads(*inputs):
         return None
-    grads = tuple(buffer_cache.empty(np, x.shape, x.dtype) for x in (q, k, v))
+    grads = tuple(_laid_out_like(x.shape, x) for x in (q, k, v))
     outputs = [_as_heads(g) for g in grads]
     threads.parallel_for(lambda start, stop: native.attention_backward(
         *inputs, *outputs, scale, causal, start, stop), _head_count(inputs[3]), p)

@@ -172,3 +172,21 @@ def test_the_binding_names_the_kernel_and_the_operand():
     frozen.setflags(write=False)
     with pytest.raises((ValueError, TypeError, BufferError), match=r"^attention_backward: dk: "):
         kernel.attention_backward(q, q, q, p, y, y, q.copy(), frozen, q.copy(), 1.0, False, 0, 2)
+
+
+def test_outputs_are_laid_out_like_the_inputs():
+    """Heads split from a projection (memory (N, T, H, D)) give y and dq, dk, dv in that memory
+    too, so that merging the heads back is a view; plain heads give C-contiguous results."""
+    rng = np.random.default_rng(6)
+    split = [heads_of(rng, 2, 3, 5, 4, "heads of a packed projection") for _ in range(3)]
+    plain = [np.ascontiguousarray(x) for x in split]
+    dy = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    for inputs, interleaved in ((split, True), (plain, False)):
+        y, p = attention.fused_forward(*inputs, 0.5, True)
+        grads = attention.fused_backward(*inputs, p, y, dy, 0.5, True)
+        for array in (y, *grads):
+            merged = array.transpose(0, 2, 1, 3)
+            assert merged.flags.c_contiguous is interleaved
+            assert array.flags.c_contiguous is not interleaved
+        want = attention.fused_forward(*plain, 0.5, True)[0]
+        np.testing.assert_array_equal(y, want)
