@@ -40,6 +40,23 @@ static int take_heads(const char *kernel, const char *name, PyObject *object, Py
     return 0;
 }
 
+static void release_views(Py_buffer *views, int count)
+{
+    for (int k = 0; k < count; k++)
+        PyBuffer_Release(&views[k]);
+}
+
+/* Room for `floats` floats; else NULL, a MemoryError raised and the `count` views released. */
+static float *take_scratch(Py_ssize_t floats, Py_buffer *views, int count)
+{
+    float *scratch = PyMem_RawMalloc(sizeof(float) * (floats + 1));
+    if (scratch == NULL) {
+        release_views(views, count);
+        PyErr_NoMemory();
+    }
+    return scratch;
+}
+
 typedef struct {
     const char *name;
     int writable;
@@ -62,8 +79,7 @@ static int take_attention(const char *kernel, PyObject *const *objects, const He
             shape[axis] = sizes[spec[k].shape[axis]];
         if (take_heads(kernel, spec[k].name, objects[k], &views[k], spec[k].writable, shape,
                        &heads[k]) < 0) {
-            for (int j = 0; j < k; j++)
-                PyBuffer_Release(&views[j]);
+            release_views(views, k);
             return -1;
         }
         for (int axis = 0; axis < 4; axis++)
@@ -76,8 +92,7 @@ static int take_attention(const char *kernel, PyObject *const *objects, const He
         problem = "start and stop must satisfy 0 <= start <= stop <= batch * heads";
     if (problem != NULL) {
         PyErr_Format(PyExc_ValueError, "%s: %s", kernel, problem);
-        for (int j = 0; j < count; j++)
-            PyBuffer_Release(&views[j]);
+        release_views(views, count);
         return -1;
     }
     return 0;
@@ -102,20 +117,16 @@ static PyObject *attention_forward(PyObject *self, PyObject *args)
     if (take_attention("attention_forward", objects, ATTENTION_FORWARD, 5, views, h, sizes,
                        start, stop, 3) < 0)
         return NULL;
-    float *scratch = PyMem_RawMalloc(sizeof(float) * (sizes[DEPTH] * sizes[KEYS] + 1));
-    if (scratch == NULL) {
-        for (int j = 0; j < 5; j++)
-            PyBuffer_Release(&views[j]);
-        return PyErr_NoMemory();
-    }
+    float *scratch = take_scratch(sizes[DEPTH] * sizes[KEYS], views, 5);
+    if (scratch == NULL)
+        return NULL;
     Py_BEGIN_ALLOW_THREADS
     chosen.attention_forward(start, stop, sizes[QUERIES], sizes[KEYS], sizes[DEPTH],
                              sizes[VALUE_DEPTH], h[0], h[1], h[2], h[3], h[4], scale, causal,
                              scratch);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(scratch);
-    for (int j = 0; j < 5; j++)
-        PyBuffer_Release(&views[j]);
+    release_views(views, 5);
     Py_RETURN_NONE;
 }
 
@@ -142,20 +153,15 @@ static PyObject *attention_backward(PyObject *self, PyObject *args)
     if (take_attention("attention_backward", objects, ATTENTION_BACKWARD, 9, views, h, sizes,
                        start, stop, 3) < 0)
         return NULL;
-    float *scratch = PyMem_RawMalloc(sizeof(float) * ((sizes[QUERIES] + sizes[VALUE_DEPTH])
-                                                      * sizes[KEYS] + 1));
-    if (scratch == NULL) {
-        for (int j = 0; j < 9; j++)
-            PyBuffer_Release(&views[j]);
-        return PyErr_NoMemory();
-    }
+    float *scratch = take_scratch((sizes[QUERIES] + sizes[VALUE_DEPTH]) * sizes[KEYS], views, 9);
+    if (scratch == NULL)
+        return NULL;
     Py_BEGIN_ALLOW_THREADS
     chosen.attention_backward(start, stop, sizes[QUERIES], sizes[KEYS], sizes[DEPTH],
                               sizes[VALUE_DEPTH], h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7],
                               h[8], scale, causal, scratch);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(scratch);
-    for (int j = 0; j < 9; j++)
-        PyBuffer_Release(&views[j]);
+    release_views(views, 9);
     Py_RETURN_NONE;
 }
