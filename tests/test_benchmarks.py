@@ -128,6 +128,22 @@ def test_stolen_seconds_reads_the_steal_column_of_proc_stat(tmp_path):
     assert run.stolen_seconds(str(tmp_path / "absent")) is None
 
 
+def test_a_timed_block_runs_its_settle_steps_first_and_untimed(monkeypatch):
+    from benchmarks import run
+    clock = {"now": 0.0}
+    monkeypatch.setattr(run, "_clock", lambda: clock["now"])
+    calls = []
+
+    def step():
+        calls.append(clock["now"])
+        clock["now"] += 10.0 if len(calls) <= 2 else 1.0     # the settle steps are slow
+
+    assert run.time_block(step, 3, collect=False, settle=2) == 1.0
+    assert len(calls) == 5
+    assert run.parse_args([]).settle == 1 and run.parse_args(["--quick"]).settle == 0
+    assert run.parse_args(["--settle", "3"]).settle == 3
+
+
 def test_the_table_names_the_workloads_the_host_took_cpu_from():
     from benchmarks import run
     row = {"unit": "ms", "status": {name: "ok" for name in run.IMPLEMENTATIONS},
