@@ -89,15 +89,13 @@ def softmax_backward(gradient, probabilities, rowsum):
     return gradient
 
 
-def _as_heads(array):
-    """``array`` (N, H, T, D) as it is, or (B, T, D) as (1, B, T, D), else None."""
-    if array.ndim == 4:
-        return array
-    return array[None] if array.ndim == 3 else None
-
-
-def _head_count(heads):
-    return heads.shape[0] * heads.shape[1]
+def _heads_of(*arrays):
+    """The arrays (..., T, D) of one batch shape as 4-D (N, H, T, D) views ((B, T, D) as
+    (1, B, T, D)) where the compiled kernels take them, else None."""
+    if len({x.shape[:-2] for x in arrays}) != 1 or arrays[0].ndim not in (3, 4):
+        return None
+    heads = [x if x.ndim == 4 else x[None] for x in arrays]
+    return heads if native.takes_heads(*heads) else None
 
 
 def _laid_out_like(shape, like):
@@ -116,30 +114,28 @@ def fused_forward(q, k, v, scale, causal):
     query masked) and y = p v, for float32 q (..., Tq, D), k (..., Tk, D), v (..., Tk, Dv) of
     one batch shape, 3-D or 4-D, by the compiled kernels; None where they do not apply. y, and
     the gradients of :func:`fused_backward`, are laid out as q, k and v are."""
-    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
-        return None
-    inputs = [_as_heads(x) for x in (q, k, v)]
-    if inputs[0] is None or not native.takes_heads(*inputs):
+    inputs = _heads_of(q, k, v)
+    if inputs is None:
         return None
     batch = q.shape[:-2]
     p = buffer_cache.empty(np, batch + (q.shape[-2], k.shape[-2]), q.dtype)
     y = _laid_out_like(batch + (q.shape[-2], v.shape[-1]), q)
-    outputs = [_as_heads(p), _as_heads(y)]
+    outputs = _heads_of(p, y)
+    heads = outputs[0].shape[0] * outputs[0].shape[1]
     threads.parallel_for(lambda start, stop: native.attention_forward(
-        *inputs, *outputs, scale, causal, start, stop), _head_count(outputs[0]), p)
+        *inputs, *outputs, scale, causal, start, stop), heads, p)
     return y, p
 
 
 def fused_backward(q, k, v, p, y, dy, scale, causal):
     """``(dq, dk, dv)`` of :func:`fused_forward`'s y (and p, with the same ``causal``) for its
     gradient dy, by the compiled kernels; None where they do not apply."""
-    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2] == dy.shape[:-2]:
-        return None
-    inputs = [_as_heads(x) for x in (q, k, v, p, y, dy)]
-    if inputs[0] is None or not native.takes_heads(*inputs):
+    inputs = _heads_of(q, k, v, p, y, dy)
+    if inputs is None:
         return None
     grads = tuple(_laid_out_like(x.shape, x) for x in (q, k, v))
-    outputs = [_as_heads(g) for g in grads]
+    outputs = _heads_of(*grads)
+    heads = inputs[0].shape[0] * inputs[0].shape[1]
     threads.parallel_for(lambda start, stop: native.attention_backward(
-        *inputs, *outputs, scale, causal, start, stop), _head_count(inputs[3]), p)
+        *inputs, *outputs, scale, causal, start, stop), heads, p)
     return grads

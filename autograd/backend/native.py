@@ -70,11 +70,24 @@ def instruction_set():
 def takes_rows(*arrays):
     """Whether the kernels apply: switched on, and float32 NumPy arrays of 2-D rows, contiguous
     within a row."""
+    return _takes(arrays, 2)
+
+
+def takes_heads(*arrays):
+    """Whether the attention kernels apply: switched on, and float32 NumPy arrays of 4-D
+    (batch, heads, rows, columns) with contiguous rows."""
+    return _takes(arrays, 4)
+
+
+def _takes(arrays, ndim):
+    """Switched on, and float32 NumPy arrays of ``ndim`` dimensions whose last axis is
+    contiguous and whose other strides are not negative (as the C operand readers require)."""
     if not _state["enabled"]:
         return False
     for array in arrays:
-        if (type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.ndim != 2
-                or (array.strides[1] != 4 and array.shape[1] > 1)):
+        if (type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.ndim != ndim
+                or (array.strides[-1] != 4 and array.shape[-1] > 1)
+                or min(array.strides) < 0):
             return False
     return True
 
@@ -225,19 +238,6 @@ def attention_softmax(rows, queries, causal):
     if not takes_rows(rows):
         return None
     _native.attention_softmax(rows, queries, causal)
-    return True
-
-
-def takes_heads(*arrays):
-    """Whether the attention kernels apply: switched on, and float32 NumPy arrays of 4-D
-    (batch, heads, rows, columns) with contiguous rows."""
-    if not _state["enabled"]:
-        return False
-    for array in arrays:
-        if (type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.ndim != 4
-                or (array.strides[3] != 4 and array.shape[3] > 1)
-                or min(array.strides) < 0):
-            return False
     return True
 
 

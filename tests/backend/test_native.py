@@ -46,6 +46,9 @@ def test_the_kernels_apply_only_to_float32_numpy_rows():
     assert native.lstm_forward(x, x, np.zeros((4, 2), np.float32)[::2]) is not None
     assert native.lstm_forward(x, x, np.zeros((2, 4), np.float32)[:, ::2]) is None
     assert native.lstm_forward(x[None], x, c) is None
+    # rows stored last to first (a negative row stride) are the portable code's, not an error
+    assert native.lstm_forward(x, x, c[::-1]) is None
+    assert native.takes_heads(x[None, None]) and not native.takes_heads(x[None, None, ::-1])
     assert native.lstm_forward(x, x, c, h_out=np.zeros((2, 2))) is None
     previous = native.set_enabled(False)
     try:

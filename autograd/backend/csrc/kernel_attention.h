@@ -126,19 +126,12 @@ static void KERNEL(attention_head_backward)(
     KERNEL(small_product)(queries, keys, value_depth, (Left){dy.data, dy.stride, 1},
                           v_transposed, keys, ds, keys, 1.0f, causal ? C_LOWER : FULL);
     for (Py_ssize_t i = 0; i < queries; i++) {
-        const float *restrict dy_row = ROW(dy, i), *restrict y_row = ROW(y, i);
-        float partial[LANES] = {0.0f};
-        Py_ssize_t j = 0;
-        for (; j + LANES <= value_depth; j += LANES)
-            for (int l = 0; l < LANES; l++)
-                partial[l] += dy_row[j + l] * y_row[j + l];
-        float total = KERNEL(sum_of_lanes)(partial);
-        for (; j < value_depth; j++)
-            total += dy_row[j] * y_row[j];
+        float total = KERNEL(row_dot)(value_depth, ROW(dy, i), ROW(y, i));
         float *restrict ds_row = ds + i * keys;
         const float *restrict p_row = p + i * keys;
         Py_ssize_t kept = causal && i + 1 < keys ? i + 1 : keys;
-        for (j = 0; j < kept; j++)
+        Py_ssize_t j = 0;
+        for (; j < kept; j++)
             ds_row[j] = p_row[j] * (ds_row[j] - total);
         for (; j < keys; j++)
             ds_row[j] = 0.0f;

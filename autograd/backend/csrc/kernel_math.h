@@ -81,3 +81,18 @@ static inline float KERNEL(row_sum)(Py_ssize_t width, const float *restrict x)
         total += x[j];
     return total;
 }
+
+/* The dot product of two rows, summed as row_sum sums. */
+static inline float KERNEL(row_dot)(Py_ssize_t width, const float *restrict x,
+                                    const float *restrict y)
+{
+    float partial[LANES] = {0.0f};
+    Py_ssize_t j = 0;
+    for (; j + LANES <= width; j += LANES)
+        for (int k = 0; k < LANES; k++)
+            partial[k] += x[j + k] * y[j + k];
+    float total = KERNEL(sum_of_lanes)(partial);
+    for (; j < width; j++)
+        total += x[j] * y[j];
+    return total;
+}

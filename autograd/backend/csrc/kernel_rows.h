@@ -40,17 +40,10 @@ static inline void KERNEL(layer_norm_row)(
     float mean = KERNEL(row_sum)(width, x) / (float)width;
     for (Py_ssize_t j = 0; j < width; j++)
         xhat[j] = x[j] - mean;
-    float partial[LANES] = {0.0f};
-    Py_ssize_t j = 0;
-    for (; j + LANES <= width; j += LANES)
-        for (int k = 0; k < LANES; k++)
-            partial[k] += xhat[j + k] * xhat[j + k];
-    float squares = KERNEL(sum_of_lanes)(partial);
-    for (; j < width; j++)
-        squares += xhat[j] * xhat[j];
+    float squares = KERNEL(row_dot)(width, xhat, xhat);
     float inverse = 1.0f / sqrtf(squares / (float)width + eps);
     *invstd = inverse;
-    for (j = 0; j < width; j++) {
+    for (Py_ssize_t j = 0; j < width; j++) {
         float h = xhat[j] * inverse;
         xhat[j] = h;
         y[j] = (scale != NULL ? h * scale[j] : h) + (bias != NULL ? bias[j] : 0.0f);
