@@ -9,7 +9,9 @@ setting                         default                                  applied
 ==============================  =======================================  =============================
 intra-op threads                ``AUTOGRAD_NUM_THREADS``, else           when a large pass first
 (:func:`set_num_threads`)       ``OMP_NUM_THREADS``, else the usable     splits (the worker threads
-                                CPUs, at most 8                          and a fork hook start then)
+                                CPUs, at most 8; the compiled kernels'   and a fork hook start then;
+                                C thread pool uses the same count        the C pool's, on its first
+                                                                         split product)
 buffer cache                    1 GiB of reused host buffers for the     first large array kept
 (:func:`set_cache_limit`)       large arrays of a step
 glibc malloc thresholds         grown as after freeing one 32 MiB        the first time the buffer

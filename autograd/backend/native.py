@@ -17,6 +17,8 @@ True
 """
 import numpy as np
 
+from . import threads
+
 try:
     from . import _native                      # type: ignore[attr-defined]
 except ImportError:                            # built without a C compiler
@@ -260,3 +262,49 @@ def attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, causal, start, stop
         return None
     _native.attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, causal, start, stop)
     return True
+
+
+def product(a, b, out):
+    """``out = a @ b`` for 2-D float32 NumPy arrays by the compiled small products, split over
+    autograd's threads, where they beat NumPy's BLAS (matmul.py's ``matmul``); True, or None
+    where they do not apply (then nothing was written). Measured against OpenBLAS at 2 threads
+    (benchmarks/NOTES.md, fifteenth session):
+
+    - one row times a matrix (a GEMV) or 2-16 rows of a, b 32 wide or more: 0.3-0.7x OpenBLAS's
+      time (which packs all of b first), b with contiguous rows or a transposed matrix read in
+      place (a layer's input gradient dy W^T);
+    - an inner dimension of 8 or less (a weight gradient x^T dy of a batch of 1 to 8) with 4096
+      outputs or more: 0.2-0.7x.
+
+    Elsewhere (17 rows or more, a narrow b) OpenBLAS is as fast or faster.
+    """
+    if not _state["enabled"]:
+        return None
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or type(out) is not np.ndarray
+            or a.dtype != _FLOAT32 or b.dtype != _FLOAT32 or out.dtype != _FLOAT32
+            or a.ndim != 2 or b.ndim != 2 or not out.flags.c_contiguous):
+        return None
+    rows, inner = a.shape
+    columns = b.shape[1]
+    if inner <= _SHORT_INNER:
+        if rows * columns < _SHORT_INNER_MIN_OUTPUTS:
+            return None
+    elif not (rows == 1 or rows <= _FEW_ROWS and columns >= _FEW_ROWS_MIN_COLUMNS):
+        return None
+    if min(a.strides) < 0 or min(b.strides) < 0:
+        return None
+    b_rows = b.strides[1] == 4 or columns <= 1
+    if not b_rows and not (b.strides[0] == 4 and (a.strides[1] == 4 or inner <= 1)):
+        return None          # b neither row- nor column-contiguous, or a's rows are strided
+    count = threads.get_num_threads()
+    if count > 1 and threads.first_split_hooks:
+        threads.run_first_split_hooks()
+    _native.product(a, b, out, count)
+    return True
+
+
+_SHORT_INNER = 8              # the C kernel's PRODUCT_SHORT_INNER: summed row by row of out
+_SHORT_INNER_MIN_OUTPUTS = 4096
+_FEW_ROWS = 16
+_FEW_ROWS_MIN_COLUMNS = 32
+

@@ -192,10 +192,16 @@ class _Team:
         self.workers = [_Worker() for _ in range(size)]
 
 
-def _get_team():
-    global _team
+def run_first_split_hooks():
+    """Apply what the runtime applies when work first splits over threads (the compiled
+    kernels' own thread pool calls this too)."""
     while first_split_hooks:
         first_split_hooks.pop(0)()
+
+
+def _get_team():
+    global _team
+    run_first_split_hooks()
     with _team_lock:
         if _team is None:
             _register_fork_hook()

@@ -28,6 +28,16 @@ typedef struct {
 #define IVDEP
 #endif
 
+/* A hint to fetch the cache line at p: b's rows of a product are read one or two lines at a
+ * time, a whole row apart (2 KB for a 512-wide weight), a stride the hardware prefetchers
+ * follow poorly; PREFETCH_ROWS rows ahead covers a read from L3. */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+#define PREFETCH_ROWS 8
+
 #define ROW(operand, r) ((operand).data + (r) * (operand).stride)
 
 /* The heads of a (batch, heads, rows, columns) array: head h (of batch * heads) begins at
@@ -57,6 +67,8 @@ typedef struct {
 #include "dispatch.h"
 #include "operands.h"
 #include "attention_bindings.h"
+#include "thread_pool.h"
+#include "product_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -335,6 +347,9 @@ static PyMethodDef methods[] = {
     {"attention_backward", attention_backward, METH_VARARGS,
      "attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, causal, start, stop): their "
      "gradients"},
+    {"product", product, METH_VARARGS,
+     "product(a, b, c, threads[, min_work_per_thread]): c = a @ b for float32 matrices, on up "
+     "to `threads` threads"},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,

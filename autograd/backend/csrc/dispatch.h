@@ -50,6 +50,14 @@ typedef void (*AttentionForward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
 typedef void (*AttentionBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                   Py_ssize_t, Heads, Heads, Heads, Heads, Heads, Heads, Heads,
                                   Heads, Heads, float, int, float *);
+typedef void (*FewRowsProduct)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Left, const float *,
+                               Py_ssize_t, float *, Py_ssize_t);
+typedef void (*VectorPanel)(Py_ssize_t, const float *, Py_ssize_t, const float *, Py_ssize_t,
+                            float *);
+typedef void (*ProductRow)(Py_ssize_t, Py_ssize_t, const float *, Py_ssize_t, const float *,
+                           Py_ssize_t, float *, float);
+typedef void (*ProductTransposed)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *, Py_ssize_t,
+                                  const float *, Py_ssize_t, float *, Py_ssize_t);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -68,6 +76,10 @@ static struct {
     AttentionSoftmax attention_softmax;
     AttentionForward attention_forward;
     AttentionBackward attention_backward;
+    FewRowsProduct few_rows_product;
+    VectorPanel vector_panel;
+    ProductRow product_row;
+    ProductTransposed product_transposed;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -86,6 +98,10 @@ static struct {
         chosen.attention_softmax = attention_softmax_##suffix; \
         chosen.attention_forward = attention_forward_##suffix; \
         chosen.attention_backward = attention_backward_##suffix; \
+        chosen.few_rows_product = few_rows_product_##suffix; \
+        chosen.vector_panel = vector_panel_##suffix; \
+        chosen.product_row = product_row_##suffix; \
+        chosen.product_transposed = product_transposed_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)

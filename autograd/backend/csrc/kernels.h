@@ -23,4 +23,5 @@
 #include "kernel_recurrent.h"
 #include "kernel_softmax.h"
 #include "kernel_rows.h"
+#include "kernel_products.h"
 #include "kernel_attention.h"

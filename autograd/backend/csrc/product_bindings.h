@@ -1,0 +1,142 @@
+/* The binding of the small products (part of _native.c, included once): c = a @ b for 2-D
+ * float32 operands, with c's columns split over the thread pool (thread_pool.h). */
+
+/* Columns per chunk handed to a thread, and per call of the kernel within a chunk: a panel of
+ * c's row (256 floats) stays in L1 while the inner dimension is summed into it. */
+#define PRODUCT_COLUMN_BLOCK 32
+#define PRODUCT_PANEL 256
+/* An inner dimension up to this is summed row by row of c (product_rows) */
+#define PRODUCT_SHORT_INNER 8
+/* Multiply-adds (and written elements) a thread must have before a product is split: below
+ * it, waking a worker costs more than it saves. */
+#define PRODUCT_MIN_WORK_PER_THREAD (1 << 15)
+
+typedef struct {
+    Py_ssize_t m, n, k;
+    Left a;
+    const float *b;
+    Py_ssize_t ldb;            /* b's row stride, or (transposed) the stride of w = b^T's rows */
+    int transposed;
+    float *c;
+    Py_ssize_t ldc;
+} Product;
+
+/* Rows [start, stop) of c, each written whole: a product with a short inner dimension (an
+ * outer product, a weight gradient of a batch of 8) writes far more than it reads, and a
+ * thread writing whole rows writes one stream (column chunks of a tile wrote eight at once, and
+ * took four times as long). */
+static void product_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const Product *x = context;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const float *a_row = x->a.data + i * x->a.row;
+        float *c_row = x->c + i * x->ldc;
+        Py_ssize_t j = 0;
+        for (; j + VECTOR_PANEL <= x->n; j += VECTOR_PANEL)
+            chosen.vector_panel(x->k, a_row, x->a.column, x->b + j, x->ldb, c_row + j);
+        if (j < x->n)
+            chosen.product_row(x->n - j, x->k, a_row, x->a.column, x->b + j, x->ldb, c_row + j,
+                               1.0f);
+    }
+}
+
+static void product_chunk(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const Product *x = context;
+    if (x->transposed) {          /* chunks of four columns of c: four rows of w */
+        Py_ssize_t first = 4 * start, last = 4 * stop < x->n ? 4 * stop : x->n;
+        chosen.product_transposed(x->m, last - first, x->k, x->a.data, x->a.row,
+                                  x->b + first * x->ldb, x->ldb, x->c + first, x->ldc);
+        return;
+    }
+    Py_ssize_t first = PRODUCT_COLUMN_BLOCK * start;
+    Py_ssize_t last = PRODUCT_COLUMN_BLOCK * stop < x->n ? PRODUCT_COLUMN_BLOCK * stop : x->n;
+    Py_ssize_t j = first;
+    if (x->m == 1)
+        for (; j + VECTOR_PANEL <= last; j += VECTOR_PANEL)
+            chosen.vector_panel(x->k, x->a.data, x->a.column, x->b + j, x->ldb, x->c + j);
+    for (; j < last; j += PRODUCT_PANEL) {
+        Py_ssize_t width = last - j < PRODUCT_PANEL ? last - j : PRODUCT_PANEL;
+        chosen.few_rows_product(x->m, width, x->k, x->a, x->b + j, x->ldb, x->c + j, x->ldc);
+    }
+}
+
+/* A 2-D float32 operand with non-negative strides that are whole elements. */
+static int take_matrix(const char *name, PyObject *object, Py_buffer *view, int writable)
+{
+    int flags = PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(object, view, flags) < 0) {
+        name_the_operand("product", name);
+        return -1;
+    }
+    if (view->ndim != 2 || view->itemsize != 4 || strcmp(view->format, "f") != 0
+            || view->strides[0] < 0 || view->strides[1] < 0 || view->strides[0] % 4 != 0
+            || view->strides[1] % 4 != 0) {
+        PyErr_Format(PyExc_ValueError, "product: expected %s as a 2-D float32 array with "
+                     "non-negative strides", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* product(a, b, c, threads[, min_work_per_thread]): c = a @ b. a (m, k) any layout; b (k, n)
+ * with contiguous rows or contiguous columns (a transposed matrix; then a's rows must be
+ * contiguous); c (m, n) with contiguous rows, written. It runs on at most `threads` threads,
+ * each with at least min_work_per_thread multiply-adds (the tests give 1 to split tiny
+ * products). */
+static PyObject *product(PyObject *self, PyObject *args)
+{
+    PyObject *objects[3];
+    int threads;
+    Py_ssize_t min_work = PRODUCT_MIN_WORK_PER_THREAD;
+    if (!PyArg_ParseTuple(args, "OOOi|n:product", &objects[0], &objects[1], &objects[2],
+                          &threads, &min_work))
+        return NULL;
+    if (min_work < 1) {
+        PyErr_Format(PyExc_ValueError, "product: expected a positive min_work_per_thread, got "
+                     "%zd", min_work);
+        return NULL;
+    }
+    static const char *names[3] = {"a", "b", "c"};
+    Py_buffer views[3];
+    for (int k = 0; k < 3; k++)
+        if (take_matrix(names[k], objects[k], &views[k], k == 2) < 0) {
+            release_views(views, k);
+            return NULL;
+        }
+    Py_ssize_t m = views[0].shape[0], k = views[0].shape[1], n = views[1].shape[1];
+    if (views[1].shape[0] != k || views[2].shape[0] != m || views[2].shape[1] != n) {
+        PyErr_Format(PyExc_ValueError, "product: cannot write (%zd, %zd) @ (%zd, %zd) into "
+                     "(%zd, %zd)", m, k, views[1].shape[0], n, views[2].shape[0],
+                     views[2].shape[1]);
+        release_views(views, 3);
+        return NULL;
+    }
+    Py_ssize_t b_row = views[1].strides[0] / 4, b_column = views[1].strides[1] / 4;
+    Py_ssize_t a_row = views[0].strides[0] / 4, a_column = views[0].strides[1] / 4;
+    int rows_contiguous = b_column == 1 || n <= 1;
+    int transposed = !rows_contiguous && (b_row == 1 || k <= 1);
+    if ((!rows_contiguous && !transposed) || (transposed && a_column != 1 && k > 1)
+            || (views[2].strides[1] != 4 && n > 1)) {
+        PyErr_SetString(PyExc_ValueError, "product: expected b with contiguous rows or "
+                        "columns (with contiguous rows of a), and c with contiguous rows");
+        release_views(views, 3);
+        return NULL;
+    }
+    Product x = {m, n, k, {(const float *)views[0].buf, a_row, a_column},
+                 (const float *)views[1].buf, transposed ? b_column : b_row, transposed,
+                 (float *)views[2].buf, views[2].strides[0] / 4};
+    int by_rows = !transposed && k <= PRODUCT_SHORT_INNER;
+    Py_ssize_t chunks = by_rows ? m : transposed ? (n + 3) / 4
+                                   : (n + PRODUCT_COLUMN_BLOCK - 1) / PRODUCT_COLUMN_BLOCK;
+    Py_ssize_t work = m * n * (k + 1);
+    Py_ssize_t most = work / min_work;
+    int parts = threads < most ? threads : (int)(most > 1 ? most : 1);
+    Py_BEGIN_ALLOW_THREADS
+    if (m > 0 && n > 0)
+        parallel(by_rows ? product_rows : product_chunk, &x, chunks, parts);
+    Py_END_ALLOW_THREADS
+    release_views(views, 3);
+    Py_RETURN_NONE;
+}

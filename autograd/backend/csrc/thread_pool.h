@@ -1,0 +1,187 @@
+/* A pool of worker threads for the compiled kernels (part of _native.c, included once).
+ *
+ * Why not autograd's Python threads (threads.py): handing a chunk to one of them and waiting for
+ * it costs 15-40 us, as much as the whole of a batch-1 product. Here a worker that finished a
+ * chunk spins for a short while (SPIN_NANOSECONDS) watching for the next one, so a kernel
+ * called within that time starts on all threads in about a microsecond; after it the worker
+ * sleeps on a condition variable and wakes in a few. What two cores buy a small product is more
+ * than twice one: each core's L2 (1 MB on the reference CPU) holds its half of a 1.6 MB weight
+ * matrix, which one core's cannot.
+ *
+ * parallel(task, context, length, parts) runs task(context, start, stop) over [0, length) cut
+ * into `parts` contiguous chunks: the caller runs the first, workers the rest, and it returns
+ * when all have finished. The tasks must not touch Python objects (the caller has released the
+ * GIL). One caller at a time uses the workers; another one meanwhile runs its task alone.
+ * Workers start on first use (importing the module starts none) and a forked child starts its
+ * own. Without POSIX threads (Windows) every task runs on the calling thread. */
+
+typedef void (*Task)(void *context, Py_ssize_t start, Py_ssize_t stop);
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#define POOL_MAX_WORKERS 15
+#define SPIN_NANOSECONDS 50000L
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_RELAX() __builtin_ia32_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    atomic_ulong generation;         /* bumped once per task handed out */
+    atomic_int remaining;            /* workers that have not finished the current task */
+    atomic_int sleeping;             /* workers waiting on `wake` */
+    atomic_int busy;                 /* a caller holds the workers */
+    int workers;                     /* started */
+    unsigned long created_at;        /* the generation a new worker starts from */
+    Task task;
+    void *context;
+    Py_ssize_t length;
+    int parts;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static long monotonic_nanoseconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000000000L + now.tv_nsec;
+}
+
+static void run_part(int part)
+{
+    Py_ssize_t start = pool.length * part / pool.parts;
+    Py_ssize_t stop = pool.length * (part + 1) / pool.parts;
+    if (start < stop)
+        pool.task(pool.context, start, stop);
+}
+
+/* Waits until the generation moves past `seen`: spinning first, yielding the core to any
+ * other runnable thread (OpenBLAS's, the next GEMM's), then asleep. */
+static unsigned long wait_for_task(unsigned long seen)
+{
+    unsigned long now_at;
+    long deadline = 0;
+    for (int spins = 1; (now_at = atomic_load(&pool.generation)) == seen; spins++) {
+        CPU_RELAX();
+        if (spins % 64)
+            continue;
+        sched_yield();
+        long now = monotonic_nanoseconds();
+        if (deadline == 0) {
+            deadline = now + SPIN_NANOSECONDS;
+            continue;
+        }
+        if (now < deadline)
+            continue;
+        /* Asleep. `sleeping` is raised before `generation` is read again, and the caller bumps
+         * `generation` before it reads `sleeping` (both sequentially consistent), so either
+         * this worker sees the new task or the caller sees it asleep and wakes it. */
+        pthread_mutex_lock(&pool.lock);
+        atomic_fetch_add(&pool.sleeping, 1);
+        while (atomic_load(&pool.generation) == seen)
+            pthread_cond_wait(&pool.wake, &pool.lock);
+        atomic_fetch_sub(&pool.sleeping, 1);
+        pthread_mutex_unlock(&pool.lock);
+        deadline = 0;
+    }
+    return now_at;
+}
+
+static void *pool_worker(void *argument)
+{
+    int part = (int)(intptr_t)argument;
+    unsigned long seen = pool.created_at;
+    for (;;) {
+        seen = wait_for_task(seen);
+        if (part < pool.parts)
+            run_part(part);
+        atomic_fetch_sub(&pool.remaining, 1);
+    }
+    return NULL;
+}
+
+/* Starts workers until `wanted` run (fewer if the system refuses threads); returns how many
+ * run. Called by the caller that holds `busy`, with no task in flight. */
+static int start_workers(int wanted)
+{
+    pool.created_at = atomic_load(&pool.generation);
+    while (pool.workers < wanted) {
+        pthread_attr_t attributes;
+        pthread_t thread;
+        pthread_attr_init(&attributes);
+        pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&thread, &attributes, pool_worker,
+                                    (void *)(intptr_t)(pool.workers + 1));
+        pthread_attr_destroy(&attributes);
+        if (failed)
+            break;
+        pool.workers++;
+    }
+    return pool.workers;
+}
+
+/* In a forked child the workers do not exist: it starts its own on first use. */
+static void forget_workers_in_child(void)
+{
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    atomic_store(&pool.remaining, 0);
+    atomic_store(&pool.sleeping, 0);
+    atomic_store(&pool.busy, 0);
+    pool.workers = 0;
+}
+
+static void parallel(Task task, void *context, Py_ssize_t length, int parts)
+{
+    static int fork_handler_registered = 0;
+    int expected = 0;
+    if (parts > POOL_MAX_WORKERS + 1)
+        parts = POOL_MAX_WORKERS + 1;
+    if (parts > length)
+        parts = (int)length;
+    if (parts < 2 || !atomic_compare_exchange_strong(&pool.busy, &expected, 1)) {
+        task(context, 0, length);
+        return;
+    }
+    if (!fork_handler_registered)
+        fork_handler_registered = pthread_atfork(NULL, NULL, forget_workers_in_child) == 0;
+    if (pool.workers < parts - 1 && start_workers(parts - 1) + 1 < parts)
+        parts = pool.workers + 1;
+    if (parts < 2) {
+        atomic_store(&pool.busy, 0);
+        task(context, 0, length);
+        return;
+    }
+    pool.task = task;
+    pool.context = context;
+    pool.length = length;
+    pool.parts = parts;
+    atomic_store(&pool.remaining, pool.workers);
+    atomic_fetch_add(&pool.generation, 1);
+    if (atomic_load(&pool.sleeping) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.lock);
+    }
+    run_part(0);
+    while (atomic_load(&pool.remaining) > 0)
+        CPU_RELAX();
+    atomic_store(&pool.busy, 0);
+}
+
+#else
+
+static void parallel(Task task, void *context, Py_ssize_t length, int parts)
+{
+    (void)parts;
+    task(context, 0, length);
+}
+
+#endif

@@ -1,0 +1,255 @@
+"""The compiled small products (autograd/backend/csrc/kernel_products.h and product_bindings.h,
+through native.product and matmul.py's matmul) and the thread pool they split over
+(thread_pool.h): c = a @ b against float64 NumPy for every instruction-set build this CPU runs,
+over row counts on both sides of each band (8, 4, 2, 1), inner dimensions on both sides of the
+short-inner path, a and b stored plainly, transposed or as strided slices, on one thread and
+split over several; the pool after a fork and under two callers at once; when the kernels step
+aside; the binding's errors."""
+import os
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import autograd
+from autograd.backend import matmul as backend_matmul, native
+from tests.backend.native_helpers import close
+
+pytestmark = pytest.mark.skipif(not native.available(),
+                                reason="the compiled kernels are not built in this install")
+
+
+def stored(rng, shape, layout):
+    """float32 values of ``shape``, stored C-ordered, transposed (F-ordered), or as every other
+    row and a column offset of a larger array."""
+    values = rng.standard_normal(shape).astype(np.float32)
+    if layout == "plain":
+        return values
+    if layout == "transposed":
+        return np.asfortranarray(values)
+    wide = np.full((2 * shape[0], shape[1] + 3), np.nan, np.float32)
+    wide[::2, 1:1 + shape[1]] = values
+    return wide[::2, 1:1 + shape[1]]
+
+
+def expect_product(a, b, c):
+    """c against a @ b in float64, within the error bound of summing the inner dimension one
+    term at a time (k float32 epsilons of sum |a| |b|)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    inner = a.shape[1]
+    close(c, a64 @ b64, max(inner, 1) / 8 * (np.abs(a64) @ np.abs(b64)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 19), inner=st.one_of(st.integers(0, 12), st.integers(13, 90)),
+       columns=st.one_of(st.integers(1, 40), st.integers(250, 300)),
+       a_layout=st.sampled_from(["plain", "transposed", "strided"]),
+       b_layout=st.sampled_from(["plain", "transposed", "strided"]),
+       threads=st.sampled_from([1, 2, 3]), seed=st.integers(0, 2 ** 16))
+def test_product_matches_numpy(instruction_set, rows, inner, columns, a_layout, b_layout,
+                               threads, seed):
+    """Every band of rows, the one-row panel (256 columns) and its tail, the row-by-row path
+    of short inner dimensions (up to 8), b transposed read as dot products; split over up to
+    three threads with no size floor (min_work_per_thread=1)."""
+    rng = np.random.default_rng(seed)
+    a = stored(rng, (rows, inner), a_layout)
+    b = stored(rng, (inner, columns), b_layout)
+    if b_layout == "transposed" and a_layout != "plain" and inner > 1:
+        a = np.ascontiguousarray(a)          # the dot products read a's rows contiguously
+    c = np.full((rows, columns), np.nan, np.float32)
+    native._native.product(a, b, c, threads, 1)
+    expect_product(a, b, c)
+
+
+@pytest.mark.parametrize("shape", [(1, 784, 512), (8, 784, 512), (784, 1, 512), (784, 8, 512),
+                                   (5, 300, 70)])
+def test_the_split_gives_the_bits_of_one_thread(shape):
+    """Each column of c is summed by one thread in the same order, so the split changes no
+    bit, whether it runs 2 or 5 ways (more threads than the pool had: it starts more)."""
+    rows, inner, columns = shape
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((rows, inner)).astype(np.float32)
+    b = rng.standard_normal((inner, columns)).astype(np.float32)
+    results = []
+    for threads in (1, 2, 5):
+        for b_stored in (b, np.asfortranarray(b)):
+            c = np.empty((rows, columns), np.float32)
+            native._native.product(a, b_stored, c, threads, 1)
+            results.append(c)
+    expect_product(a, b, results[0])
+    for c in results[2::2]:
+        np.testing.assert_array_equal(c, results[0])
+    for c in results[3::2]:
+        np.testing.assert_array_equal(c, results[1])
+
+
+def test_empty_products():
+    """No rows or no columns write nothing; an empty inner dimension writes zeros."""
+    c = np.full((3, 4), np.nan, np.float32)
+    native._native.product(np.ones((3, 0), np.float32), np.ones((0, 4), np.float32), c, 2, 1)
+    np.testing.assert_array_equal(c, 0)
+    native._native.product(np.ones((0, 5), np.float32), np.ones((5, 4), np.float32),
+                           np.empty((0, 4), np.float32), 2, 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_its_own_workers():
+    """The parent's workers do not exist in a child: a product there that splits must start
+    new ones, not wait for ghosts (a hang, which the parent sees as a timeout)."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((8, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 512)).astype(np.float32)
+    c = np.empty((8, 512), np.float32)
+    native._native.product(a, b, c, 3, 1)             # the parent's pool is running
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:                                     # pragma: no cover (the child)
+        try:
+            mine = np.empty_like(c)
+            native._native.product(a, b, mine, 3, 1)
+            os.write(write, b"1" if np.array_equal(mine, c) else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    done = threading.Event()
+    answer = []
+    reader = threading.Thread(target=lambda: (answer.append(os.read(read, 1)), done.set()))
+    reader.start()
+    finished = done.wait(timeout=60)
+    os.waitpid(child, 0) if finished else os.kill(child, 9)
+    os.close(read)
+    assert finished, "the child's product hung"
+    assert answer == [b"1"]
+
+
+def test_two_callers_at_once():
+    """A second caller while the pool is busy runs its product alone; both are right."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((8, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 700)).astype(np.float32)
+    want = np.empty((8, 700), np.float32)
+    native._native.product(a, b, want, 1)
+    failures = []
+
+    def work():
+        c = np.empty_like(want)
+        for _ in range(50):
+            native._native.product(a, b, c, 2, 1)
+            if not np.array_equal(c, want):
+                failures.append(c.copy())
+
+    callers = [threading.Thread(target=work) for _ in range(3)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert not failures
+
+
+@pytest.mark.parametrize("rows, inner, columns, used", [
+    (1, 784, 512, True), (8, 784, 512, True), (16, 64, 32, True), (1, 256, 10, True),
+    (784, 1, 512, True), (784, 8, 512, True),
+    (17, 784, 512, False), (8, 64, 31, False), (784, 9, 512, False), (40, 8, 100, False)])
+def test_where_the_compiled_products_take_over(rows, inner, columns, used):
+    """native.product takes few rows by a wide b, and short inner dimensions with 4096 outputs
+    or more (where they beat OpenBLAS: see its docstring); None elsewhere."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((rows, inner)).astype(np.float32)
+    b = rng.standard_normal((inner, columns)).astype(np.float32)
+    c = np.full((rows, columns), np.nan, np.float32)
+    assert bool(native.product(a, b, c)) is used
+    if used:
+        expect_product(a, b, c)
+    else:
+        assert np.isnan(c).all()
+
+
+def test_they_step_aside_for_what_they_do_not_take():
+    """float64, integer and CuPy-like operands, 3-D ones, a b strided both ways, negative
+    strides, a non-contiguous out, and the kernels switched off: None, nothing written."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((2, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 48)).astype(np.float32)
+    out = np.full((2, 48), np.nan, np.float32)
+    wide = np.zeros((64, 96), np.float32)
+    for operands in [(a.astype(np.float64), b.astype(np.float64), out.astype(np.float64)),
+                     (a, b.astype(np.float64), out), (a.astype(np.int32), b, out),
+                     (a[None], b, out), (a, wide[:, ::2], out), (a, b[::-1], out),
+                     (a[:, ::-1], b, out), (a, b, np.full((48, 2), np.nan, np.float32).T)]:
+        assert native.product(*operands) is None
+    assert np.isnan(out).all()
+    previous = native.set_enabled(False)
+    try:
+        assert native.product(a, b, out) is None
+    finally:
+        native.set_enabled(previous)
+    assert np.isnan(out).all()
+
+
+@pytest.mark.parametrize("rows, inner, columns", [(1, 784, 512), (8, 512, 256), (784, 1, 512),
+                                                  (3, 40, 100)])
+def test_matmul_gives_numpys_product_either_way(rows, inner, columns):
+    """backend matmul with the compiled products and without (the portable path), for a, for
+    the transposes a weight gradient and an input gradient multiply by."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((rows, inner)).astype(np.float32)
+    b = rng.standard_normal((inner, columns)).astype(np.float32)
+    dy = rng.standard_normal((rows, columns)).astype(np.float32)
+    cases = [(a, b), (a.T.copy().T, b), (dy, b.T), (a.T, dy)]
+    for left, right in cases:
+        compiled = backend_matmul.matmul(left, right)
+        previous = native.set_enabled(False)
+        try:
+            portable = backend_matmul.matmul(left, right)
+        finally:
+            native.set_enabled(previous)
+        expect_product(left, right, compiled)
+        expect_product(left, right, portable)
+
+
+def test_a_linear_layer_at_batch_one_learns_the_same(compiled_and_portable):
+    """A batch-1 step of a two-layer MLP (forward GEMVs, outer-product weight gradients, dy
+    W^T) gives the gradients of the float64 formulas, compiled or portable."""
+    rng = np.random.default_rng(8)
+    x_data = rng.standard_normal((1, 50)).astype(np.float32)
+    w1 = rng.standard_normal((50, 64)).astype(np.float32) * 0.2
+    w2 = rng.standard_normal((64, 40)).astype(np.float32) * 0.2
+    x = autograd.Tensor(data=x_data, requires_grad=False)
+    W1 = autograd.Tensor(data=w1, stores_grad=True)
+    W2 = autograd.Tensor(data=w2, stores_grad=True)
+    y = autograd.matmul(autograd.relu(autograd.matmul(x, W1)), W2)
+    grads = {id(p): g.data for p, g in autograd.backward(autograd.sum(y))}
+    h = x_data.astype(np.float64) @ w1
+    dh = np.ones((1, 40)) @ w2.T.astype(np.float64) * (h > 0)
+    np.testing.assert_allclose(grads[id(W2)], np.maximum(h, 0).T @ np.ones((1, 40)),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grads[id(W1)], x_data.T.astype(np.float64) @ dh, rtol=1e-5,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("operands, message", [
+    (lambda: (np.ones((2, 3)), np.ones((3, 4), np.float32), np.ones((2, 4), np.float32)),
+     "product: expected a as a 2-D float32 array"),
+    (lambda: (np.ones((2, 3), np.float32), np.ones((5, 4), np.float32),
+              np.ones((2, 4), np.float32)), r"product: cannot write \(2, 3\) @ \(5, 4\)"),
+    (lambda: (np.ones((2, 3), np.float32), np.ones((3, 8), np.float32)[:, ::2],
+              np.ones((2, 4), np.float32)), "product: expected b with contiguous rows or"),
+    (lambda: (np.ones((2, 3), np.float32), np.ones((3, 4), np.float32),
+              np.ones((4, 2), np.float32).T), "product: expected b with contiguous rows or"),
+    (lambda: (np.ones((2, 3), np.float32), np.ones((3, 4), np.float32),
+              np.ones((2, 4), np.float32)[::-1]), "product: expected c as a 2-D float32"),
+])
+def test_the_binding_refuses_what_it_cannot_read(operands, message):
+    with pytest.raises(ValueError, match=message):
+        native._native.product(*operands(), 2)
+
+
+def test_the_binding_refuses_a_read_only_result_and_a_bad_work_floor():
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    c = np.ones((2, 4), np.float32)
+    c.flags.writeable = False
+    with pytest.raises(ValueError, match="product: c: "):
+        native._native.product(a, b, c, 2)
+    with pytest.raises(ValueError, match="product: expected a positive min_work_per_thread"):
+        native._native.product(a, b, np.ones((2, 4), np.float32), 2, 0)
