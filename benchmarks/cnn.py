@@ -45,9 +45,9 @@ def make_data(size, seed=3):
 
 
 def build_autograd(size, seed=3):
-    (backward, conv2d, max_pool2d, relu, reshape, matmul, add_bias,
+    (backward, conv2d, max_pool2d, relu, reshape, gemm,
      softmax_cross_entropy) = require("backward", "conv2d", "max_pool2d", "relu", "reshape",
-                                      "matmul", "add_bias", "softmax_cross_entropy")
+                                      "gemm", "softmax_cross_entropy")
     from autograd import Tensor
     x_data, label_data, initial = make_data(size, seed)
     x = Tensor(data=x_data, requires_grad=False)
@@ -59,7 +59,7 @@ def build_autograd(size, seed=3):
     def loss_of_batch():
         h = max_pool2d(relu(conv2d(x, p["W1"], p["b1"], padding=1)), 2)
         h = max_pool2d(relu(conv2d(h, p["W2"], p["b2"], padding=1)), 2)
-        logits = add_bias(matmul(reshape(h, (batch, -1)), p["W3"]), p["b3"])
+        logits = gemm(reshape(h, (batch, -1)), p["W3"], p["b3"])    # PyTorch: addmm
         return softmax_cross_entropy(logits, labels)
 
     update = replayable_sgd()

@@ -41,8 +41,8 @@ class SmallBatch:
     def build_autograd(self, size):
         if self.train:
             return self.base.build_autograd(size)
-        (matmul, add_bias, relu, conv2d, max_pool2d, reshape, no_grad) = require(
-            "matmul", "add_bias", "relu", "conv2d", "max_pool2d", "reshape", "no_grad")
+        (gemm, relu, conv2d, max_pool2d, reshape, no_grad) = require(
+            "gemm", "relu", "conv2d", "max_pool2d", "reshape", "no_grad")
         from autograd import Tensor
         x_data, _, initial = self.base.make_data(size)
         x = Tensor(data=x_data, requires_grad=False)
@@ -55,12 +55,12 @@ class SmallBatch:
                     h = x
                     count = len(size["layers"]) - 1
                     for i in range(1, count + 1):
-                        h = add_bias(matmul(h, p[f"W{i}"]), p[f"b{i}"])
+                        h = gemm(h, p[f"W{i}"], p[f"b{i}"])     # PyTorch: addmm
                         h = relu(h) if i < count else h
                 else:
                     h = max_pool2d(relu(conv2d(x, p["W1"], p["b1"], padding=1)), 2)
                     h = max_pool2d(relu(conv2d(h, p["W2"], p["b2"], padding=1)), 2)
-                    h = add_bias(matmul(reshape(h, (self.batch, -1)), p["W3"]), p["b3"])
+                    h = gemm(reshape(h, (self.batch, -1)), p["W3"], p["b3"])
             last["logits"] = h
 
         def check():

@@ -173,3 +173,24 @@ def test_einsum_subscripts_may_have_spaces():
     a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
     y = autograd.einsum("ij, jk -> ik", Tensor(data=a), Tensor(data=b))
     np.testing.assert_allclose(y.to_numpy(), a @ b)
+
+
+@pytest.mark.parametrize("c_shape", [(), (4,), (1, 4), (3, 1), (3, 4), (1, 1), (1,), (2, 4),
+                                     (3, 4, 1), (1, 3, 4), (4, 3), (5,), (3,)])
+def test_gemm_takes_the_c_that_numpy_broadcasts_to_the_result(c_shape):
+    """C is accepted exactly where NumPy broadcasts it to (M, N) unchanged, and then added."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((3, 2)).astype(np.float32)
+    B = rng.standard_normal((2, 4)).astype(np.float32)
+    C = rng.standard_normal(c_shape).astype(np.float32)
+    try:
+        fits = np.broadcast_shapes(c_shape, (3, 4)) == (3, 4)
+    except ValueError:
+        fits = False
+    if fits:
+        y = autograd.gemm(Tensor(data=A), Tensor(data=B), Tensor(data=C))
+        np.testing.assert_allclose(y.to_numpy(), A @ B + C, rtol=1e-6)
+    else:
+        with pytest.raises(ValueError, match=r"gemm: C of shape .* does not broadcast to "
+                                             r"\(3, 4\)"):
+            autograd.gemm(Tensor(data=A), Tensor(data=B), Tensor(data=C))
