@@ -1,8 +1,9 @@
 /* The binding of the small products (part of _native.c, included once): c = a @ b for 2-D
  * float32 operands, with c's columns split over the thread pool (thread_pool.h). */
 
-/* Columns per chunk handed to a thread, and per call of the kernel within a chunk: a panel of
- * c's row (256 floats) stays in L1 while the inner dimension is summed into it. */
+/* Columns per chunk handed to a thread (a one-row product: a whole VECTOR_PANEL, whose sums
+ * stay in registers; a narrower chunk took twice as long), and per call of the kernel within
+ * a chunk: a panel of c's rows stays in L1 while the inner dimension is summed into it. */
 #define PRODUCT_COLUMN_BLOCK 32
 #define PRODUCT_PANEL 256
 /* An inner dimension up to this is summed row by row of c (product_rows) */
@@ -19,6 +20,7 @@ typedef struct {
     int transposed;
     float *c;
     Py_ssize_t ldc;
+    Py_ssize_t block;          /* columns of c per chunk */
 } Product;
 
 /* Rows [start, stop) of c, each written whole: a product with a short inner dimension (an
@@ -49,8 +51,8 @@ static void product_chunk(void *context, Py_ssize_t start, Py_ssize_t stop)
                                   x->b + first * x->ldb, x->ldb, x->c + first, x->ldc);
         return;
     }
-    Py_ssize_t first = PRODUCT_COLUMN_BLOCK * start;
-    Py_ssize_t last = PRODUCT_COLUMN_BLOCK * stop < x->n ? PRODUCT_COLUMN_BLOCK * stop : x->n;
+    Py_ssize_t first = x->block * start;
+    Py_ssize_t last = x->block * stop < x->n ? x->block * stop : x->n;
     Py_ssize_t j = first;
     if (x->m == 1)
         for (; j + VECTOR_PANEL <= last; j += VECTOR_PANEL)
@@ -126,10 +128,10 @@ static PyObject *product(PyObject *self, PyObject *args)
     }
     Product x = {m, n, k, {(const float *)views[0].buf, a_row, a_column},
                  (const float *)views[1].buf, transposed ? b_column : b_row, transposed,
-                 (float *)views[2].buf, views[2].strides[0] / 4};
+                 (float *)views[2].buf, views[2].strides[0] / 4,
+                 m == 1 ? VECTOR_PANEL : PRODUCT_COLUMN_BLOCK};
     int by_rows = !transposed && k <= PRODUCT_SHORT_INNER;
-    Py_ssize_t chunks = by_rows ? m : transposed ? (n + 3) / 4
-                                   : (n + PRODUCT_COLUMN_BLOCK - 1) / PRODUCT_COLUMN_BLOCK;
+    Py_ssize_t chunks = by_rows ? m : transposed ? (n + 3) / 4 : (n + x.block - 1) / x.block;
     Py_ssize_t work = m * n * (k + 1);
     Py_ssize_t most = work / min_work;
     int parts = threads < most ? threads : (int)(most > 1 ? most : 1);
