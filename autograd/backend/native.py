@@ -307,4 +307,3 @@ _SHORT_INNER = 8              # the C kernel's PRODUCT_SHORT_INNER: summed row b
 _SHORT_INNER_MIN_OUTPUTS = 4096
 _FEW_ROWS = 16
 _FEW_ROWS_MIN_COLUMNS = 32
-

@@ -187,25 +187,24 @@ static void KERNEL(few_rows_product)(
     Py_ssize_t ldc)
 {
     Py_ssize_t i = 0;
+#define BAND(rows) KERNEL(product_band)(rows, n, k, a.data + i * a.row, a.row, a.column, b, \
+                                        ldb, c + i * ldc, ldc)
     for (; i + TILE_ROWS <= m; i += TILE_ROWS)
-        KERNEL(product_band)(TILE_ROWS, n, k, a.data + i * a.row, a.row, a.column, b, ldb,
-                             c + i * ldc, ldc);
+        BAND(TILE_ROWS);
 #if TILE_ROWS > 4
     if (i + 4 <= m) {
-        KERNEL(product_band)(4, n, k, a.data + i * a.row, a.row, a.column, b, ldb, c + i * ldc,
-                             ldc);
+        BAND(4);
         i += 4;
     }
 #endif
 #if TILE_ROWS > 2
     if (i + 2 <= m) {
-        KERNEL(product_band)(2, n, k, a.data + i * a.row, a.row, a.column, b, ldb, c + i * ldc,
-                             ldc);
+        BAND(2);
         i += 2;
     }
 #endif
     for (; i < m; i++)
-        KERNEL(product_band)(1, n, k, a.data + i * a.row, a.row, a.column, b, ldb, c + i * ldc,
-                             ldc);
+        BAND(1);
+#undef BAND
 }
 
