@@ -9,8 +9,9 @@
  * matrix, which one core's cannot.
  *
  * parallel(task, context, length, parts) runs task(context, start, stop) over [0, length) cut
- * into `parts` contiguous chunks: the caller runs the first, workers the rest, and it returns
- * when all have finished. The tasks must not touch Python objects (the caller has released the
+ * into `parts` contiguous chunks: the caller runs the first, worker k the k-th (so a weight's
+ * columns stay with one core from call to call) unless the caller gets to it first, and it
+ * returns when all have finished. The tasks must not touch Python objects (the caller has released the
  * GIL). One caller at a time uses the workers; another one meanwhile runs its task alone.
  * Workers start on first use (importing the module starts none) and a forked child starts its
  * own. Without POSIX threads (Windows) every task runs on the calling thread. */
@@ -36,7 +37,8 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     atomic_ulong generation;         /* bumped once per task handed out */
-    atomic_int remaining;            /* workers that have not finished the current task */
+    atomic_int claimed[POOL_MAX_WORKERS + 1];    /* part k of the current task taken */
+    atomic_int done;                 /* parts of the current task finished */
     atomic_int sleeping;             /* workers waiting on `wake` */
     atomic_int busy;                 /* a caller holds the workers */
     int workers;                     /* started */
@@ -45,6 +47,7 @@ static struct {
     void *context;
     Py_ssize_t length;
     int parts;
+    atomic_int parts_posted;         /* `parts`, published with the flags */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
 static long monotonic_nanoseconds(void)
@@ -54,12 +57,21 @@ static long monotonic_nanoseconds(void)
     return now.tv_sec * 1000000000L + now.tv_nsec;
 }
 
-static void run_part(int part)
+/* Runs part `part` of the current task if no one has taken it yet. A part is taken once per
+ * task: the flags are cleared (after the task's fields are written) before the task is handed
+ * out, and the previous task ended only when all of its flags were set, so a worker that
+ * takes a part, however late it woke, reads the fields of the task that part belongs to. */
+static void claim_part(int part)
 {
+    int free = 0;
+    if (part >= atomic_load(&pool.parts_posted)
+            || !atomic_compare_exchange_strong(&pool.claimed[part], &free, 1))
+        return;
     Py_ssize_t start = pool.length * part / pool.parts;
     Py_ssize_t stop = pool.length * (part + 1) / pool.parts;
     if (start < stop)
         pool.task(pool.context, start, stop);
+    atomic_fetch_add(&pool.done, 1);
 }
 
 /* Waits until the generation moves past `seen`: spinning first, yielding the core to any
@@ -100,9 +112,7 @@ static void *pool_worker(void *argument)
     unsigned long seen = pool.created_at;
     for (;;) {
         seen = wait_for_task(seen);
-        if (part < pool.parts)
-            run_part(part);
-        atomic_fetch_sub(&pool.remaining, 1);
+        claim_part(part);
     }
     return NULL;
 }
@@ -132,8 +142,8 @@ static void forget_workers_in_child(void)
 {
     pthread_mutex_init(&pool.lock, NULL);
     pthread_cond_init(&pool.wake, NULL);
-    atomic_store(&pool.remaining, 0);
     atomic_store(&pool.sleeping, 0);
+    atomic_store(&pool.parts_posted, 0);
     atomic_store(&pool.busy, 0);
     pool.workers = 0;
 }
@@ -163,16 +173,27 @@ static void parallel(Task task, void *context, Py_ssize_t length, int parts)
     pool.context = context;
     pool.length = length;
     pool.parts = parts;
-    atomic_store(&pool.remaining, pool.workers);
+    atomic_store(&pool.done, 0);
+    for (int part = 0; part < parts; part++)
+        atomic_store(&pool.claimed[part], 0);
+    atomic_store(&pool.parts_posted, parts);
     atomic_fetch_add(&pool.generation, 1);
     if (atomic_load(&pool.sleeping) > 0) {
         pthread_mutex_lock(&pool.lock);
         pthread_cond_broadcast(&pool.wake);
         pthread_mutex_unlock(&pool.lock);
     }
-    run_part(0);
-    while (atomic_load(&pool.remaining) > 0)
+    /* The caller runs part 0, then every part no worker has taken yet: on a machine with more
+     * runnable threads than cores a worker may not run for milliseconds, and waiting for it
+     * would idle the caller that long. Then it waits for the parts that workers took. */
+    for (int part = 0; part < parts; part++)
+        claim_part(part);
+    for (int spins = 1; atomic_load(&pool.done) < parts; spins++) {
         CPU_RELAX();
+        if (spins % 64 == 0)
+            sched_yield();
+    }
+    atomic_store(&pool.parts_posted, 0);
     atomic_store(&pool.busy, 0);
 }
 
