@@ -270,13 +270,13 @@ def product(a, b, out):
     where they do not apply (then nothing was written). Measured against OpenBLAS at 2 threads
     (benchmarks/NOTES.md, fifteenth session):
 
-    - one row times a matrix (a GEMV) or 2-16 rows of a, b 32 wide or more: 0.3-0.7x OpenBLAS's
-      time (which packs all of b first), b with contiguous rows or a transposed matrix read in
+    - one row times a matrix (a GEMV) or 2-32 rows of a, b 32 wide or more: 0.3-0.8x OpenBLAS's
+      time (which packs all of b first); up to 16 rows where b is a transposed matrix read in
       place (a layer's input gradient dy W^T);
     - an inner dimension of 8 or less (a weight gradient x^T dy of a batch of 1 to 8) with 4096
       outputs or more: 0.2-0.7x.
 
-    Elsewhere (17 rows or more, a narrow b) OpenBLAS is as fast or faster.
+    Elsewhere (more rows, a narrow b) OpenBLAS is as fast or faster.
     """
     if not _state["enabled"]:
         return None
@@ -286,16 +286,17 @@ def product(a, b, out):
         return None
     rows, inner = a.shape
     columns = b.shape[1]
-    if inner <= _SHORT_INNER:
-        if rows * columns < _SHORT_INNER_MIN_OUTPUTS:
-            return None
-    elif not (rows == 1 or rows <= _FEW_ROWS and columns >= _FEW_ROWS_MIN_COLUMNS):
-        return None
     if min(a.strides) < 0 or min(b.strides) < 0:
         return None
     b_rows = b.strides[1] == 4 or columns <= 1
     if not b_rows and not (b.strides[0] == 4 and (a.strides[1] == 4 or inner <= 1)):
         return None          # b neither row- nor column-contiguous, or a's rows are strided
+    if inner <= _SHORT_INNER:
+        if rows * columns < _SHORT_INNER_MIN_OUTPUTS:
+            return None
+    elif not (rows == 1 or rows <= (_FEW_ROWS if b_rows else _FEW_ROWS_TRANSPOSED)
+              and columns >= _FEW_ROWS_MIN_COLUMNS):
+        return None
     count = threads.get_num_threads()
     if count > 1 and threads.first_split_hooks:
         threads.run_first_split_hooks()
@@ -305,5 +306,6 @@ def product(a, b, out):
 
 _SHORT_INNER = 8              # the C kernel's PRODUCT_SHORT_INNER: summed row by row of out
 _SHORT_INNER_MIN_OUTPUTS = 4096
-_FEW_ROWS = 16
+_FEW_ROWS = 32                # b with contiguous rows
+_FEW_ROWS_TRANSPOSED = 16     # b a transposed matrix (dot products): 1.1-2x OpenBLAS at 32 rows
 _FEW_ROWS_MIN_COLUMNS = 32

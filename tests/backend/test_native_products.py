@@ -148,16 +148,19 @@ def test_two_callers_at_once():
 
 
 @pytest.mark.parametrize("rows, inner, columns, used", [
-    (1, 784, 512, True), (8, 784, 512, True), (16, 64, 32, True), (1, 256, 10, True),
+    (1, 784, 512, True), (8, 784, 512, True), (32, 64, 32, True), (1, 256, 10, True),
     (784, 1, 512, True), (784, 8, 512, True),
-    (17, 784, 512, False), (8, 64, 31, False), (784, 9, 512, False), (40, 8, 100, False)])
+    (33, 784, 512, False), (8, 64, 31, False), (784, 9, 512, False), (40, 8, 100, False)])
 def test_where_the_compiled_products_take_over(rows, inner, columns, used):
-    """native.product takes few rows by a wide b, and short inner dimensions with 4096 outputs
-    or more (where they beat OpenBLAS: see its docstring); None elsewhere."""
+    """native.product takes few rows by a wide b (up to 32, or 16 where b is a transposed
+    matrix), and short inner dimensions with 4096 outputs or more (where they beat OpenBLAS:
+    see its docstring); None elsewhere."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((rows, inner)).astype(np.float32)
     b = rng.standard_normal((inner, columns)).astype(np.float32)
     c = np.full((rows, columns), np.nan, np.float32)
+    transposed = np.asfortranarray(b)
+    assert bool(native.product(a, transposed, c.copy())) is (used and (rows <= 16 or inner <= 8))
     assert bool(native.product(a, b, c)) is used
     if used:
         expect_product(a, b, c)
