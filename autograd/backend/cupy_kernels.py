@@ -42,6 +42,12 @@ def add(x, b):
     return x + b
 
 
+def zeros(shape, dtype):
+    """A zero-filled array on the current GPU."""
+    import cupy
+    return cupy.zeros(shape, dtype)
+
+
 def relu(x):
     """max(x, 0)."""
     return get_array_module(x).maximum(x, 0)

@@ -1,5 +1,5 @@
-"""Elementwise kernels with a CPU fast path: ReLU, the exact GELU, and the broadcast add of a
-bias. Large passes split over the threads, in the output's memory order (threads.elementwise),
+"""Elementwise kernels with a CPU fast path: ReLU, the exact GELU, the broadcast add of a
+bias, and zero-filled buffers. Large passes split over the threads, in the output's memory order (threads.elementwise),
 and keep the input's layout; the add writes a large result into a cached buffer (a linear
 head's (N, V) logits: 45 MB for a language model's 1120 x 10k, whose fresh pages cost more than
 the add).
@@ -35,6 +35,16 @@ def relu(x):
 def relu_backward(dy, y):
     """dy where y > 0, else 0."""
     return threads.elementwise(_relu_gradient_into, buffer_cache.empty_like(dy), dy, y)
+
+
+def zeros(shape, dtype):
+    """A zero-filled NumPy array from the buffer cache, filled over the threads when large (an
+    embedding's 10 MB gradient: np.zeros cleared fresh heap each step, one core at a time)."""
+    return threads.elementwise(_zero_into, buffer_cache.empty(np, shape, dtype))
+
+
+def _zero_into(out):
+    out.fill(0)
 
 
 def add(x, b):

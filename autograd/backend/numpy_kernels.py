@@ -22,6 +22,7 @@ matmul = _matmul.matmul
 matmul_add = _matmul.matmul_add
 repeated_operand = _matmul.repeated_operand
 add = elementwise.add
+zeros = elementwise.zeros
 relu = elementwise.relu
 relu_backward = elementwise.relu_backward
 gelu_forward = elementwise.gelu_forward

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backend import kernels_for
 from ..device import get_array_module
 from .base import Operation
 from .utils import out_of_range, scatter_add
@@ -35,8 +36,7 @@ class Embedding(Operation):
 
     def backward(self, dy):
         (ids,) = self.saved
-        xp = get_array_module(dy)
-        dW = xp.zeros(self.table_shape, dy.dtype)
+        dW = kernels_for(dy).zeros(self.table_shape, dy.dtype)
         scatter_add(dW, ids.reshape(-1), dy.reshape(-1, self.table_shape[1]))
         return dW, None
 

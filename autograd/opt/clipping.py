@@ -1,7 +1,7 @@
 """Gradient clipping by the global norm over the (param, grad) pairs of one backward."""
 import numpy as np
 
-from ..backend import buffer_cache
+from ..backend import buffer_cache, threads
 from ..device import cpu, device_of_array, get_array_module
 from ..recording import replayable
 from ..tensor import Tensor
@@ -58,8 +58,10 @@ def clip_grad_norm(pairs, max_norm, epsilon=1e-6):
     clipped = []
     for (param, grad), array in zip(pairs, arrays):
         if xp is np:        # a cached buffer: no fresh pages for a large gradient each step
-            scaled = np.multiply(array, scale.astype(array.dtype),
-                                 out=buffer_cache.empty_like(array))
+            factor = scale.astype(array.dtype)
+            # split over the threads when large: 10 MB took 1.6 ms on one core, 0.7 on two
+            scaled = threads.elementwise(lambda out, x: np.multiply(x, factor, out=out),
+                                         buffer_cache.empty_like(array), array)
         else:
             scaled = array * scale.astype(array.dtype)
         if isinstance(grad, Tensor):
@@ -76,12 +78,18 @@ _SQUARES_BLOCK = 1 << 16
 
 
 def _sum_of_squares(array):
-    """sum(array ** 2) of a NumPy array, in its dtype, by blocks of BLAS dot products."""
+    """sum(array ** 2) of a NumPy array, in its dtype, by blocks of BLAS dot products (the
+    blocks split over the threads: 10 MB took 0.58 ms on one core, 0.40 on two)."""
     flat = array.reshape(-1) if array.flags.c_contiguous else np.ravel(array)
     if flat.size <= _SQUARES_BLOCK or flat.dtype.itemsize < 4:
         return np.sum(flat * flat)
-    total = 0.0
-    for start in range(0, flat.size, _SQUARES_BLOCK):
-        block = flat[start:start + _SQUARES_BLOCK]
-        total += float(np.dot(block, block))
-    return flat.dtype.type(total)
+    count = -(-flat.size // _SQUARES_BLOCK)
+    sums = np.empty(count)
+
+    def blocks(start, stop):
+        for index in range(start, stop):
+            block = flat[index * _SQUARES_BLOCK:(index + 1) * _SQUARES_BLOCK]
+            sums[index] = np.dot(block, block)
+
+    threads.parallel_for(blocks, count, flat)
+    return flat.dtype.type(sums.sum())

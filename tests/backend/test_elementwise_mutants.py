@@ -94,3 +94,16 @@ def test_add_takes_numpys_result_dtype_of_both_operands(rows, x_dtype, b_dtype):
     y = numpy_kernels.add(x, b)
     assert y.dtype == (x + b).dtype
     np.testing.assert_array_equal(y, x + b)
+
+
+@pytest.mark.parametrize("shape", [(10000, 64), (7,), (300, 1, 5), (0, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_zeros_clears_a_reused_buffer(shape, dtype, thread_count):
+    """zeros hands out a cached buffer: one filled with NaN and given back comes out all zero,
+    however the threads cut it."""
+    dirty = buffer_cache.empty(np, shape, dtype)
+    dirty.fill(np.nan)
+    del dirty
+    out = numpy_kernels.zeros(shape, dtype)
+    assert out.shape == shape and out.dtype == dtype
+    np.testing.assert_array_equal(out, np.zeros(shape, dtype))
