@@ -37,6 +37,16 @@ def matmul_add(a, b, c):
     return y
 
 
+def lstm_sequence_forward(x_gates, h0, c0, W_hh):
+    """None: on the GPU an LSTM layer's steps run one kernel per array operation."""
+    return None
+
+
+def lstm_sequence_backward(saved, dhs, dh_last, dc_last, W_hh_T):
+    """None, as lstm_sequence_forward."""
+    return None
+
+
 def add(x, b):
     """x + b, b broadcast against x."""
     return x + b

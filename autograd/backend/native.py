@@ -297,10 +297,7 @@ def product(a, b, out):
     elif not (rows == 1 or rows <= (_FEW_ROWS if b_rows else _FEW_ROWS_TRANSPOSED)
               and columns >= _FEW_ROWS_MIN_COLUMNS):
         return None
-    count = threads.get_num_threads()
-    if count > 1 and threads.first_split_hooks:
-        threads.run_first_split_hooks()
-    _native.product(a, b, out, count)
+    _native.product(a, b, out, _split_threads())
     return True
 
 
@@ -309,3 +306,62 @@ _SHORT_INNER_MIN_OUTPUTS = 4096
 _FEW_ROWS = 32                # b with contiguous rows
 _FEW_ROWS_TRANSPOSED = 16     # b a transposed matrix (dot products): 1.1-2x OpenBLAS at 32 rows
 _FEW_ROWS_MIN_COLUMNS = 32
+
+
+def lstm_sequence_forward(x_gates, h0, c0, W_hh):
+    """An LSTM layer's steps in one call (operations/recurrent_sequence.py's loop): each step's
+    h W_hh by the small products, then its cell. ``(hs, cs, gates, tanh_cs)`` with hs and cs
+    (T + 1, N, H) from h0 and c0, gates (T, N, 4H), tanh_cs (T, N, H); None where the kernels
+    do not apply (the batch over the small products' 32 rows, W_hh not row-major float32)."""
+    if not (takes_rows(h0, c0, W_hh) and _takes((x_gates,), 3)):
+        return None
+    steps, batch, width = x_gates.shape
+    hidden = h0.shape[1]
+    if (batch > _FEW_ROWS or W_hh.strides[1] != 4 or W_hh.shape != (hidden, width)
+            or width != 4 * hidden or h0.shape != (batch, hidden) or c0.shape != h0.shape):
+        return None
+    hs = np.empty((steps + 1, batch, hidden), _FLOAT32)
+    cs = np.empty((steps + 1, batch, hidden), _FLOAT32)
+    gates = np.empty((steps, batch, width), _FLOAT32)
+    tanh_cs = np.empty((steps, batch, hidden), _FLOAT32)
+    hs[0], cs[0] = h0, c0
+    _native.lstm_sequence_forward(x_gates[:, None], hs[:, None], cs[:, None], gates[:, None],
+                                  tanh_cs[:, None], _new(batch, width)[None, None], W_hh,
+                                  _split_threads())
+    return hs, cs, gates, tanh_cs
+
+
+def lstm_sequence_backward(saved, dhs, dh_last, dc_last, W_hh_T):
+    """Their backward through time: ``(da, dh0, dc0)`` from what lstm_sequence_forward saved
+    (gates, cs, tanh_cs), dhs (T, N, H) and the last step's dh and dc (N, H); W_hh_T (4H, H)
+    row-major or a transposed view. None where the kernels do not apply."""
+    gates, cs, tanh_cs = saved
+    if not (_takes((gates, cs, tanh_cs, dhs), 3) and takes_rows(dh_last, dc_last)
+            and type(W_hh_T) is np.ndarray and W_hh_T.dtype == _FLOAT32 and W_hh_T.ndim == 2
+            and min(W_hh_T.strides) >= 0):
+        return None
+    steps, batch, width = gates.shape
+    if W_hh_T.strides[1] == 4 or W_hh_T.shape[1] <= 1:
+        most = _FEW_ROWS
+    elif W_hh_T.strides[0] == 4:
+        most = _FEW_ROWS_TRANSPOSED            # read as dot products
+    else:
+        return None
+    if batch > most or dhs.shape != tanh_cs.shape:
+        return None
+    hidden = width // 4
+    da = np.empty(gates.shape, _FLOAT32)
+    dh0, dc0 = _new(batch, hidden), _new(batch, hidden)
+    _native.lstm_sequence_backward(gates[:, None], cs[:, None], tanh_cs[:, None], dhs[:, None],
+                                   dh_last[None, None], dc_last[None, None], da[:, None],
+                                   dh0[None, None], dc0[None, None], W_hh_T, _split_threads())
+    return da, dh0, dc0
+
+
+def _split_threads():
+    """autograd's thread count, with the runtime's first-split settings applied before the
+    compiled kernels' pool first splits."""
+    count = threads.get_num_threads()
+    if count > 1 and threads.first_split_hooks:
+        threads.run_first_split_hooks()
+    return count

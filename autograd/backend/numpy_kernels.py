@@ -13,7 +13,7 @@ array([0., 1.])
 """
 from . import attention, convolution, cross_entropy, elementwise, normalization, pooling
 from . import matmul as _matmul
-from . import update
+from . import native, update
 from .layout import as_layout                                             # noqa: F401
 from .im2col import pad2d                                                 # noqa: F401
 
@@ -42,6 +42,8 @@ attention_forward = attention.fused_forward
 attention_backward = attention.fused_backward
 softmax_rows = cross_entropy.softmax_rows
 softmax_rows_backward = cross_entropy.softmax_rows_backward
+lstm_sequence_forward = native.lstm_sequence_forward
+lstm_sequence_backward = native.lstm_sequence_backward
 axpy = update.axpy
 sgd_update = update.sgd_update
 adam_update = update.adam_update

@@ -37,33 +37,53 @@ class LSTMSequence(Operation):
     def forward(self, x_gates, h0, c0, W_hh):
         xp = get_array_module(x_gates)
         steps = x_gates.shape[0]
-        matmul = kernels_for(x_gates).matmul
+        kernels = kernels_for(x_gates)
+        whole = kernels.lstm_sequence_forward(x_gates, h0, c0, W_hh)   # the loop in one call
+        if whole is not None:
+            hs, cs, gates, tanh_cs = whole
+            per_step = [(gates[t], cs[t], tanh_cs[t]) for t in range(steps)]
+            self.save_for_backward(hs, W_hh, per_step, (gates, cs, tanh_cs))
+            return hs[1:], hs[steps].copy(), cs[steps].copy()
+        matmul = kernels.matmul
         hs = xp.empty((steps + 1,) + h0.shape, h0.dtype)
         hs[0] = h0
         c, per_step = c0, []
         for t in range(steps):
             _, c, saved = _lstm_forward(xp, x_gates[t], matmul(hs[t], W_hh), c, hs[t + 1])
             per_step.append(saved)
-        self.save_for_backward(hs, W_hh, per_step)
+        self.save_for_backward(hs, W_hh, per_step, None)
         return hs[1:], hs[steps].copy(), c
 
     def backward(self, dhs, dh_last, dc):
-        hs, W_hh, per_step = self.saved
+        hs, W_hh, per_step, sequence = self.saved
         xp = get_array_module(dhs)
         kernels = kernels_for(dhs)
         matmul = kernels.matmul
         steps, batch, hidden = dhs.shape
         W_hh_T = kernels.repeated_operand(W_hh.T, batch, steps)
-        da = xp.empty((steps, batch, 4 * hidden), dhs.dtype)
-        dh_next = dh_last
-        for t in range(steps - 1, -1, -1):
-            _, dc = _lstm_backward(xp, per_step[t], dhs[t] + dh_next, dc, out=da[t])
-            dh_next = matmul(da[t], W_hh_T)
+        whole = (None if sequence is None else
+                 kernels.lstm_sequence_backward(sequence, dhs, dh_last, dc, W_hh_T))
+        if whole is not None:                   # _lstm_through_time's loop in one call
+            da, dh_next, dc = whole
+        else:
+            da, dh_next, dc = _lstm_through_time(xp, matmul, per_step, dhs, dh_last, dc,
+                                                 W_hh_T)
         need_x, need_h, need_c, need_w = self.needs_input_grad
         dW_hh = (matmul(hs[:-1].reshape(steps * batch, hidden).T,
                         da.reshape(steps * batch, 4 * hidden)) if need_w else None)
         return ((da if need_x else None), (dh_next if need_h else None),
                 (dc if need_c else None), dW_hh)
+
+
+def _lstm_through_time(xp, matmul, per_step, dhs, dh_last, dc, W_hh_T):
+    """LSTMSequence's backward loop: da (T, N, 4H), dh0 and dc0."""
+    steps, batch, hidden = dhs.shape
+    da = xp.empty((steps, batch, 4 * hidden), dhs.dtype)
+    dh_next = dh_last
+    for t in range(steps - 1, -1, -1):
+        _, dc = _lstm_backward(xp, per_step[t], dhs[t] + dh_next, dc, out=da[t])
+        dh_next = matmul(da[t], W_hh_T)
+    return da, dh_next, dc
 
 
 def lstm_sequence(x_gates, h0, c0, W_hh):

@@ -69,6 +69,7 @@ typedef struct {
 #include "attention_bindings.h"
 #include "thread_pool.h"
 #include "product_bindings.h"
+#include "sequence_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -350,6 +351,12 @@ static PyMethodDef methods[] = {
     {"product", product, METH_VARARGS,
      "product(a, b, c, threads[, min_work_per_thread]): c = a @ b for float32 matrices, on up "
      "to `threads` threads"},
+    {"lstm_sequence_forward", lstm_sequence_forward, METH_VARARGS,
+     "lstm_sequence_forward(x_gates, hs, cs, gates, tanh_cs, h_gates, W_hh, threads): an LSTM "
+     "layer's steps"},
+    {"lstm_sequence_backward", lstm_sequence_backward, METH_VARARGS,
+     "lstm_sequence_backward(gates, cs, tanh_cs, dhs, dh_last, dc_last, da, dh0, dc0, W_hh_T, "
+     "threads): their backward through time"},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,

@@ -63,19 +63,39 @@ static void product_chunk(void *context, Py_ssize_t start, Py_ssize_t stop)
     }
 }
 
+/* Columns of c per chunk: a one-row product by whole panels. */
+static Py_ssize_t product_block(Py_ssize_t m)
+{
+    return m == 1 ? VECTOR_PANEL : PRODUCT_COLUMN_BLOCK;
+}
+
+/* c = a @ b as `x` describes it, its chunks split over up to `threads` threads of at least
+ * `min_work` multiply-adds each. Called without the GIL. */
+static void run_product(Product *x, int threads, Py_ssize_t min_work)
+{
+    int by_rows = !x->transposed && x->k <= PRODUCT_SHORT_INNER;
+    Py_ssize_t chunks = by_rows ? x->m : x->transposed ? (x->n + 3) / 4
+                                       : (x->n + x->block - 1) / x->block;
+    Py_ssize_t most = x->m * x->n * (x->k + 1) / min_work;
+    int parts = threads < most ? threads : (int)(most > 1 ? most : 1);
+    if (x->m > 0 && x->n > 0)
+        parallel(by_rows ? product_rows : product_chunk, x, chunks, parts);
+}
+
 /* A 2-D float32 operand with non-negative strides that are whole elements. */
-static int take_matrix(const char *name, PyObject *object, Py_buffer *view, int writable)
+static int take_matrix(const char *kernel, const char *name, PyObject *object,
+                       Py_buffer *view, int writable)
 {
     int flags = PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(object, view, flags) < 0) {
-        name_the_operand("product", name);
+        name_the_operand(kernel, name);
         return -1;
     }
     if (view->ndim != 2 || view->itemsize != 4 || strcmp(view->format, "f") != 0
             || view->strides[0] < 0 || view->strides[1] < 0 || view->strides[0] % 4 != 0
             || view->strides[1] % 4 != 0) {
-        PyErr_Format(PyExc_ValueError, "product: expected %s as a 2-D float32 array with "
-                     "non-negative strides", name);
+        PyErr_Format(PyExc_ValueError, "%s: expected %s as a 2-D float32 array with "
+                     "non-negative strides", kernel, name);
         PyBuffer_Release(view);
         return -1;
     }
@@ -103,7 +123,7 @@ static PyObject *product(PyObject *self, PyObject *args)
     static const char *names[3] = {"a", "b", "c"};
     Py_buffer views[3];
     for (int k = 0; k < 3; k++)
-        if (take_matrix(names[k], objects[k], &views[k], k == 2) < 0) {
+        if (take_matrix("product", names[k], objects[k], &views[k], k == 2) < 0) {
             release_views(views, k);
             return NULL;
         }
@@ -128,16 +148,9 @@ static PyObject *product(PyObject *self, PyObject *args)
     }
     Product x = {m, n, k, {(const float *)views[0].buf, a_row, a_column},
                  (const float *)views[1].buf, transposed ? b_column : b_row, transposed,
-                 (float *)views[2].buf, views[2].strides[0] / 4,
-                 m == 1 ? VECTOR_PANEL : PRODUCT_COLUMN_BLOCK};
-    int by_rows = !transposed && k <= PRODUCT_SHORT_INNER;
-    Py_ssize_t chunks = by_rows ? m : transposed ? (n + 3) / 4 : (n + x.block - 1) / x.block;
-    Py_ssize_t work = m * n * (k + 1);
-    Py_ssize_t most = work / min_work;
-    int parts = threads < most ? threads : (int)(most > 1 ? most : 1);
+                 (float *)views[2].buf, views[2].strides[0] / 4, product_block(m)};
     Py_BEGIN_ALLOW_THREADS
-    if (m > 0 && n > 0)
-        parallel(by_rows ? product_rows : product_chunk, &x, chunks, parts);
+    run_product(&x, threads, min_work);
     Py_END_ALLOW_THREADS
     release_views(views, 3);
     Py_RETURN_NONE;
