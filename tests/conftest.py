@@ -106,6 +106,18 @@ def _restore_the_training_flag():
     autograd.training = before
 
 
+@pytest.fixture(params=[1, 3], ids=["one thread", "three threads"])
+def thread_count(request, monkeypatch):
+    """One thread, or three with no size floor (every pass that can split does)."""
+    import autograd
+    from autograd.backend import threads
+    previous = autograd.get_num_threads()
+    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
+    autograd.set_num_threads(request.param)
+    yield request.param
+    autograd.set_num_threads(previous)
+
+
 @pytest.fixture(scope="module", params=["compiled", "portable"])
 def compiled_and_portable(request):
     """Run a module's tests twice: with the compiled CPU kernels (autograd/backend/native.py)

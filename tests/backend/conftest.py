@@ -17,16 +17,6 @@ def forced_threads(monkeypatch):
 
 
 
-@pytest.fixture(params=[1, 3], ids=["one thread", "three threads"])
-def thread_count(request, monkeypatch):
-    """One thread, or three with no size floor (every pass that can split does)."""
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(request.param)
-    yield request.param
-    autograd.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module", params=native_helpers.builds())
 def instruction_set(request):
     """Each build of the compiled kernels that this CPU runs (AVX-512, AVX2, the baseline), in

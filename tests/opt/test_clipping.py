@@ -33,17 +33,6 @@ def test_clip_matches_numpy(seed, max_norm, dtype):
         np.testing.assert_array_equal(pair[1].to_numpy(), k)
 
 
-@pytest.fixture(params=[1, 3], ids=["one thread", "three threads"])
-def thread_count(request, monkeypatch):
-    """One thread, or three with no size floor (the norm's blocks and the scaling split)."""
-    from autograd.backend import threads
-    previous = autograd.get_num_threads()
-    monkeypatch.setattr(threads, "MIN_PARALLEL_ELEMENTS", 1)
-    autograd.set_num_threads(request.param)
-    yield request.param
-    autograd.set_num_threads(previous)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout", ["c", "transposed"])
 def test_large_gradients_norm_and_scale(dtype, layout, thread_count):
