@@ -16,7 +16,6 @@ def forced_threads(monkeypatch):
     autograd.set_num_threads(previous)
 
 
-
 @pytest.fixture(scope="module", params=native_helpers.builds())
 def instruction_set(request):
     """Each build of the compiled kernels that this CPU runs (AVX-512, AVX2, the baseline), in
