@@ -1,8 +1,8 @@
 """Elementwise kernels with a CPU fast path: ReLU, the exact GELU, the broadcast add of a
-bias, and zero-filled buffers. Large passes split over the threads, in the output's memory order (threads.elementwise),
-and keep the input's layout; the add writes a large result into a cached buffer (a linear
-head's (N, V) logits: 45 MB for a language model's 1120 x 10k, whose fresh pages cost more than
-the add).
+bias, and zero-filled buffers. Large passes split over the threads, in the output's memory
+order (threads.elementwise), and keep the input's layout; the add writes a large result into
+a cached buffer (a linear head's (N, V) logits: 45 MB for a language model's 1120 x 10k, whose
+fresh pages cost more than the add).
 
 >>> import numpy as np
 >>> relu(np.array([-1.0, 2.0])), relu_backward(np.array([5.0, 5.0]), np.array([0.0, 2.0]))

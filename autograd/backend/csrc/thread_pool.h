@@ -11,8 +11,9 @@
  * parallel(task, context, length, parts) runs task(context, start, stop) over [0, length) cut
  * into `parts` contiguous chunks: the caller runs the first, worker k the k-th (so a weight's
  * columns stay with one core from call to call) unless the caller gets to it first, and it
- * returns when all have finished. The tasks must not touch Python objects (the caller has released the
- * GIL). One caller at a time uses the workers; another one meanwhile runs its task alone.
+ * returns when all have finished. The tasks must not touch Python objects (the caller has
+ * released the GIL). One caller at a time uses the workers; another one meanwhile runs its
+ * task alone.
  * Workers start on first use (importing the module starts none) and a forked child starts its
  * own. Without POSIX threads (Windows) every task runs on the calling thread. */
 
@@ -63,9 +64,9 @@ static long monotonic_nanoseconds(void)
  * takes a part, however late it woke, reads the fields of the task that part belongs to. */
 static void claim_part(int part)
 {
-    int free = 0;
+    int unclaimed = 0;
     if (part >= atomic_load(&pool.parts_posted)
-            || !atomic_compare_exchange_strong(&pool.claimed[part], &free, 1))
+            || !atomic_compare_exchange_strong(&pool.claimed[part], &unclaimed, 1))
         return;
     Py_ssize_t start = pool.length * part / pool.parts;
     Py_ssize_t stop = pool.length * (part + 1) / pool.parts;
