@@ -30,6 +30,7 @@ import numpy as np
 
 from ..device import get_array_module
 from . import buffer_cache, native, threads, winograd
+from .matmul import matmul as _product
 from .im2col import pad2d, unpad2d, offset_slice, columns, window_view
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
 
@@ -97,7 +98,7 @@ def _forward_small_image(x, W, b, geometry, pads, out_size):
     padded = np.ascontiguousarray(pad2d(x, *pads))
     cols = window_view(padded, geometry.kernel, out_size, geometry.stride,
                        geometry.dilation).reshape(-1, out_size[0] * out_size[1])   # the copy
-    y = np.matmul(W.reshape(W.shape[0], -1), cols)
+    y = _product(W.reshape(W.shape[0], -1), cols)    # few output channels: small products
     if b is not None:
         y += b.reshape(-1, 1).astype(y.dtype, copy=False)
     return y.reshape((1, W.shape[0]) + tuple(out_size)), cols, padded.shape
