@@ -272,13 +272,13 @@ def product(a, b, out):
     where they do not apply (then nothing was written). Measured against OpenBLAS at 2 threads
     (benchmarks/NOTES.md, fifteenth session):
 
-    - one row times a matrix (a GEMV) or 2-32 rows of a, b 32 wide or more: 0.3-0.8x OpenBLAS's
-      time (which packs all of b first); up to 16 rows where b is a transposed matrix read in
-      place (a layer's input gradient dy W^T);
+    - one row times a matrix (a GEMV) or 2-32 rows of a, b 32 wide or more and 32 tall or
+      more: 0.3-0.8x OpenBLAS's time (which packs all of b first); up to 16 rows where b is a
+      transposed matrix read in place (a layer's input gradient dy W^T);
     - an inner dimension of 8 or less (a weight gradient x^T dy of a batch of 1 to 8) with 4096
       outputs or more: 0.2-0.7x.
 
-    Elsewhere (more rows, a narrow b) OpenBLAS is as fast or faster.
+    Elsewhere (more rows, a narrow or short b) OpenBLAS is as fast or faster.
     """
     if not _state["enabled"]:
         return None
@@ -297,7 +297,7 @@ def product(a, b, out):
         if rows * columns < _SHORT_INNER_MIN_OUTPUTS:
             return None
     elif not (rows == 1 or rows <= (_FEW_ROWS if b_rows else _FEW_ROWS_TRANSPOSED)
-              and columns >= _FEW_ROWS_MIN_COLUMNS):
+              and columns >= _FEW_ROWS_MIN_COLUMNS and inner >= _FEW_ROWS_MIN_INNER):
         return None
     _native.product(a, b, out, _split_threads())
     return True
@@ -308,6 +308,7 @@ _SHORT_INNER_MIN_OUTPUTS = 4096
 _FEW_ROWS = 32                # b with contiguous rows
 _FEW_ROWS_TRANSPOSED = 16     # b a transposed matrix (dot products): 1.1-2x OpenBLAS at 32 rows
 _FEW_ROWS_MIN_COLUMNS = 32
+_FEW_ROWS_MIN_INNER = 32      # a short b packs quickly: (32, 16) @ (16, 512) 1.5x OpenBLAS's
 
 
 def lstm_sequence_forward(x_gates, h0, c0, W_hh):

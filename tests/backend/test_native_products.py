@@ -150,10 +150,11 @@ def test_two_callers_at_once():
 @pytest.mark.parametrize("rows, inner, columns, used", [
     (1, 784, 512, True), (8, 784, 512, True), (32, 64, 32, True), (1, 256, 10, True),
     (784, 1, 512, True), (784, 8, 512, True),
-    (33, 784, 512, False), (8, 64, 31, False), (784, 9, 512, False), (40, 8, 100, False)])
+    (33, 784, 512, False), (8, 64, 31, False), (784, 9, 512, False), (40, 8, 100, False),
+    (16, 31, 512, False), (1, 16, 512, True)])
 def test_where_the_compiled_products_take_over(rows, inner, columns, used):
-    """native.product takes few rows by a wide b (up to 32, or 16 where b is a transposed
-    matrix), and short inner dimensions with 4096 outputs or more (where they beat OpenBLAS:
+    """native.product takes few rows by a wide b at least 32 tall (up to 32 rows, or 16 where b
+    is a transposed matrix), one row by any b, and short inner dimensions with 4096 outputs or more (where they beat OpenBLAS:
     see its docstring); None elsewhere."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((rows, inner)).astype(np.float32)
