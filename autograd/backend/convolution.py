@@ -155,7 +155,7 @@ def _forward_by_columns(context, x, W, b, needs):
         bias = b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)
         weights = xp.concatenate([weights, bias], axis=2)
     product = buffer_cache.empty(xp, (groups, out_channels // groups, cols.shape[2]), x.dtype)
-    _grouped_product(weights, cols, product)
+    xp.matmul(weights, cols, out=product)
     if b is not None and not bias_in_gemm:
         rows = product.reshape(out_channels, -1)
         bias = xp.broadcast_to(b.reshape(-1, 1).astype(x.dtype, copy=False), rows.shape)
@@ -164,14 +164,6 @@ def _forward_by_columns(context, x, W, b, needs):
         context.saved = (cols if needs[1] else None, W if needs[0] else None)
         context.padded_shape = padded.shape
     return from_batch_last(product.reshape(out_channels, out_h, out_w, n))
-
-
-def _grouped_product(weights, cols, out):
-    """out (G, O / G, L) = weights (G, O / G, K) @ cols (G, K, L): one group of a few output
-    channels by the compiled small products where they apply (native.product), else NumPy's
-    (or CuPy's) batched matmul."""
-    if not (weights.shape[0] == 1 and native.product(weights[0], cols[0], out[0])):
-        get_array_module(out).matmul(weights, cols, out=out)
 
 
 def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=None):
@@ -208,7 +200,7 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
             b = None
         if out is None:
             out = buffer_cache.empty(np, (out_channels, cols.shape[2]), x.dtype)
-        _grouped_product(weights, cols, out.reshape(groups, out_channels // groups, -1))
+        np.matmul(weights, cols, out=out.reshape(groups, out_channels // groups, -1))
     if residual is not None:
         residual = batch_last(residual).reshape(out_channels, -1)
     if b is not None or residual is not None or relu:
