@@ -179,7 +179,7 @@ static inline void KERNEL(product_band)(
                             1.0f);
 }
 
-/* c (m, n) = a (m, k) b (k, n) for a few rows (a batch of 2 to 16 through a linear layer):
+/* c (m, n) = a (m, k) b (k, n) for a few rows (a batch of 2 to 32 through a linear layer):
  * bands of TILE_ROWS rows, then of 4, 2 and 1, so that no row is left to the one-row loop that
  * reads all of b once per row. */
 static void KERNEL(few_rows_product)(
