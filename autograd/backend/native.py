@@ -19,7 +19,7 @@ True
 """
 import numpy as np
 
-from . import threads
+from . import buffer_cache, threads
 
 try:
     from . import _native                      # type: ignore[attr-defined]
@@ -323,10 +323,11 @@ def lstm_sequence_forward(x_gates, h0, c0, W_hh):
     if (batch > _FEW_ROWS or W_hh.strides[1] != 4 or W_hh.shape != (hidden, width)
             or width != 4 * hidden or h0.shape != (batch, hidden) or c0.shape != h0.shape):
         return None
-    hs = np.empty((steps + 1, batch, hidden), _FLOAT32)
-    cs = np.empty((steps + 1, batch, hidden), _FLOAT32)
-    gates = np.empty((steps, batch, width), _FLOAT32)
-    tanh_cs = np.empty((steps, batch, hidden), _FLOAT32)
+    # from the buffer cache: a language model's gates are MBs a layer, fresh pages every step
+    hs = buffer_cache.empty(np, (steps + 1, batch, hidden), _FLOAT32)
+    cs = buffer_cache.empty(np, (steps + 1, batch, hidden), _FLOAT32)
+    gates = buffer_cache.empty(np, (steps, batch, width), _FLOAT32)
+    tanh_cs = buffer_cache.empty(np, (steps, batch, hidden), _FLOAT32)
     hs[0], cs[0] = h0, c0
     _native.lstm_sequence_forward(x_gates[:, None], hs[:, None], cs[:, None], gates[:, None],
                                   tanh_cs[:, None], _new(batch, width)[None, None], W_hh,
@@ -353,7 +354,7 @@ def lstm_sequence_backward(saved, dhs, dh_last, dc_last, W_hh_T):
     if batch > most or dhs.shape != tanh_cs.shape:
         return None
     hidden = width // 4
-    da = np.empty(gates.shape, _FLOAT32)
+    da = buffer_cache.empty(np, gates.shape, _FLOAT32)
     dh0, dc0 = _new(batch, hidden), _new(batch, hidden)
     _native.lstm_sequence_backward(gates[:, None], cs[:, None], tanh_cs[:, None], dhs[:, None],
                                    dh_last[None, None], dc_last[None, None], da[:, None],
