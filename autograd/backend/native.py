@@ -83,14 +83,15 @@ def takes_heads(*arrays):
     return _takes(arrays, 4)
 
 
-def _takes(arrays, ndim):
-    """Switched on, and float32 NumPy arrays of ``ndim`` dimensions whose last axis is
-    contiguous and whose other strides are not negative (as the C operand readers require)."""
+def _takes(arrays, ndim, any_layout=False):
+    """Switched on, and float32 NumPy arrays of ``ndim`` dimensions whose strides are not
+    negative and (unless ``any_layout``) whose last axis is contiguous, as the C operand
+    readers require."""
     if not _state["enabled"]:
         return False
     for array in arrays:
         if (type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.ndim != ndim
-                or (array.strides[-1] != 4 and array.shape[-1] > 1)
+                or (not any_layout and array.strides[-1] != 4 and array.shape[-1] > 1)
                 or min(array.strides) < 0):
             return False
     return True
@@ -280,27 +281,33 @@ def product(a, b, out):
 
     Elsewhere (more rows, a narrow or short b) OpenBLAS is as fast or faster.
     """
-    if not _state["enabled"]:
-        return None
-    if (type(a) is not np.ndarray or type(b) is not np.ndarray or type(out) is not np.ndarray
-            or a.dtype != _FLOAT32 or b.dtype != _FLOAT32 or out.dtype != _FLOAT32
-            or a.ndim != 2 or b.ndim != 2 or not out.flags.c_contiguous):
+    if not (_takes((a, b), 2, any_layout=True) and _takes((out,), 2)
+            and out.flags.c_contiguous):
         return None
     rows, inner = a.shape
     columns = b.shape[1]
-    if min(a.strides) < 0 or min(b.strides) < 0:
-        return None
-    b_rows = b.strides[1] == 4 or columns <= 1
-    if not b_rows and not (b.strides[0] == 4 and (a.strides[1] == 4 or inner <= 1)):
+    most = _most_rows(b)
+    if most is None or most == _FEW_ROWS_TRANSPOSED and a.strides[1] != 4 and inner > 1:
         return None          # b neither row- nor column-contiguous, or a's rows are strided
     if inner <= _SHORT_INNER:
         if rows * columns < _SHORT_INNER_MIN_OUTPUTS:
             return None
-    elif not (rows == 1 or rows <= (_FEW_ROWS if b_rows else _FEW_ROWS_TRANSPOSED)
-              and columns >= _FEW_ROWS_MIN_COLUMNS and inner >= _FEW_ROWS_MIN_INNER):
+    elif not (rows == 1 or rows <= most and columns >= _FEW_ROWS_MIN_COLUMNS
+              and inner >= _FEW_ROWS_MIN_INNER):
         return None
     _native.product(a, b, out, _split_threads())
     return True
+
+
+def _most_rows(b):
+    """The most rows of a that the few-rows products take by a 2-D b: _FEW_ROWS where b's rows
+    are contiguous, _FEW_ROWS_TRANSPOSED where its columns are (a transposed matrix, read as
+    dot products), None where neither (the C kernels' layouts, product_bindings.h)."""
+    if b.strides[1] == 4 or b.shape[1] <= 1:
+        return _FEW_ROWS
+    if b.strides[0] == 4 or b.shape[0] <= 1:
+        return _FEW_ROWS_TRANSPOSED
+    return None
 
 
 _SHORT_INNER = 8              # the C kernel's PRODUCT_SHORT_INNER: summed row by row of out
@@ -341,17 +348,11 @@ def lstm_sequence_backward(saved, dhs, dh_last, dc_last, W_hh_T):
     row-major or a transposed view. None where the kernels do not apply."""
     gates, cs, tanh_cs = saved
     if not (_takes((gates, cs, tanh_cs, dhs), 3) and takes_rows(dh_last, dc_last)
-            and type(W_hh_T) is np.ndarray and W_hh_T.dtype == _FLOAT32 and W_hh_T.ndim == 2
-            and min(W_hh_T.strides) >= 0):
+            and _takes((W_hh_T,), 2, any_layout=True)):
         return None
     steps, batch, width = gates.shape
-    if W_hh_T.strides[1] == 4 or W_hh_T.shape[1] <= 1:
-        most = _FEW_ROWS
-    elif W_hh_T.strides[0] == 4:
-        most = _FEW_ROWS_TRANSPOSED            # read as dot products
-    else:
-        return None
-    if batch > most or dhs.shape != tanh_cs.shape:
+    most = _most_rows(W_hh_T)
+    if most is None or batch > most or dhs.shape != tanh_cs.shape:
         return None
     hidden = width // 4
     da = buffer_cache.empty(np, gates.shape, _FLOAT32)

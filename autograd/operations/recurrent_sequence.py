@@ -41,8 +41,7 @@ class LSTMSequence(Operation):
         whole = kernels.lstm_sequence_forward(x_gates, h0, c0, W_hh)   # the loop in one call
         if whole is not None:
             hs, cs, gates, tanh_cs = whole
-            per_step = [(gates[t], cs[t], tanh_cs[t]) for t in range(steps)]
-            self.save_for_backward(hs, W_hh, per_step, (gates, cs, tanh_cs))
+            self.save_for_backward(hs, W_hh, None, (gates, cs, tanh_cs))
             return hs[1:], hs[steps].copy(), cs[steps].copy()
         matmul = kernels.matmul
         hs = xp.empty((steps + 1,) + h0.shape, h0.dtype)
@@ -66,6 +65,8 @@ class LSTMSequence(Operation):
         if whole is not None:                   # _lstm_through_time's loop in one call
             da, dh_next, dc = whole
         else:
+            if per_step is None:              # each step's (gates, c, tanh_c): views
+                per_step = list(zip(*sequence))
             da, dh_next, dc = _lstm_through_time(xp, matmul, per_step, dhs, dh_last, dc,
                                                  W_hh_T)
         need_x, need_h, need_c, need_w = self.needs_input_grad

@@ -14,23 +14,18 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd.backend import matmul as backend_matmul, native
-from tests.backend.native_helpers import close
+from tests.backend.native_helpers import close, draw
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
 
 
 def stored(rng, shape, layout):
-    """float32 values of ``shape``, stored C-ordered, transposed (F-ordered), or as every other
-    row and a column offset of a larger array."""
-    values = rng.standard_normal(shape).astype(np.float32)
-    if layout == "plain":
-        return values
+    """float32 values of ``shape`` (native_helpers.draw: some exact zeros and tiny ones),
+    stored C-ordered, transposed (F-ordered), or as every other row of a wider array."""
     if layout == "transposed":
-        return np.asfortranarray(values)
-    wide = np.full((2 * shape[0], shape[1] + 3), np.nan, np.float32)
-    wide[::2, 1:1 + shape[1]] = values
-    return wide[::2, 1:1 + shape[1]]
+        return np.asfortranarray(draw(rng, shape, 1.0, "plain"))
+    return draw(rng, shape, 1.0, layout)
 
 
 def expect_product(a, b, c):

@@ -194,3 +194,18 @@ def test_the_bindings_refuse_mismatched_operands():
         native._native.lstm_sequence_backward(gates[:, None], cs[:, None], tanh_cs[:, None],
                                               tanh_cs[:, None], zeros, zeros, gates[:1, None],
                                               zeros.copy(), zeros.copy(), W_hh.T.copy(), 1)
+
+
+def test_a_broadcast_gradient_takes_the_step_loop_over_the_saved_arrays():
+    """sum(hs) gives a broadcast dhs (zero strides), which the backward kernel does not take:
+    the step-by-step loop then runs over the arrays the whole-sequence forward saved."""
+    rng = np.random.default_rng(13)
+    x_gates, h0, c0, W_hh = operands(rng, 5, 3, 8)
+    tensors = [autograd.Tensor(data=a, stores_grad=True) for a in (x_gates, h0, c0, W_hh)]
+    hs, _, _ = recurrent_sequence.lstm_sequence(*tensors)
+    grads = {id(p): g.data for p, g in autograd.backward(autograd.sum(hs))}
+    _, _, (da, dh0, dc0) = reference(x_gates, h0, c0, W_hh, np.ones((5, 3, 8)),
+                                     np.zeros((3, 8)), np.zeros((3, 8)))
+    close(grads[id(tensors[0])], da, 400 * (1 + np.abs(da)))
+    close(grads[id(tensors[1])], dh0, 400 * (1 + np.abs(dh0)))
+    close(grads[id(tensors[2])], dc0, 400 * (1 + np.abs(dc0)))

@@ -82,6 +82,23 @@ static void run_product(Product *x, int threads, Py_ssize_t min_work)
         parallel(by_rows ? product_rows : product_chunk, x, chunks, parts);
 }
 
+/* b (k, n) of a product as `x` reads it: with contiguous rows, or (transposed) contiguous
+ * columns, read as the rows of w = b^T; -1 where it is neither. */
+static int set_b(const Py_buffer *view, Product *x)
+{
+    Py_ssize_t row = view->strides[0] / 4, column = view->strides[1] / 4;
+    Py_ssize_t k = view->shape[0], n = view->shape[1];
+    int rows_contiguous = column == 1 || n <= 1;
+    if (!rows_contiguous && row != 1 && k > 1)
+        return -1;
+    x->b = (const float *)view->buf;
+    x->transposed = !rows_contiguous;
+    x->ldb = rows_contiguous ? row : column;
+    x->k = k;
+    x->n = n;
+    return 0;
+}
+
 /* A 2-D float32 operand with non-negative strides that are whole elements. */
 static int take_matrix(const char *kernel, const char *name, PyObject *object,
                        Py_buffer *view, int writable)
@@ -135,20 +152,16 @@ static PyObject *product(PyObject *self, PyObject *args)
         release_views(views, 3);
         return NULL;
     }
-    Py_ssize_t b_row = views[1].strides[0] / 4, b_column = views[1].strides[1] / 4;
-    Py_ssize_t a_row = views[0].strides[0] / 4, a_column = views[0].strides[1] / 4;
-    int rows_contiguous = b_column == 1 || n <= 1;
-    int transposed = !rows_contiguous && (b_row == 1 || k <= 1);
-    if ((!rows_contiguous && !transposed) || (transposed && a_column != 1 && k > 1)
+    Py_ssize_t a_column = views[0].strides[1] / 4;
+    Product x = {m, n, k, {(const float *)views[0].buf, views[0].strides[0] / 4, a_column},
+                 NULL, 0, 0, (float *)views[2].buf, views[2].strides[0] / 4, product_block(m)};
+    if (set_b(&views[1], &x) < 0 || (x.transposed && a_column != 1 && k > 1)
             || (views[2].strides[1] != 4 && n > 1)) {
         PyErr_SetString(PyExc_ValueError, "product: expected b with contiguous rows or "
                         "columns (with contiguous rows of a), and c with contiguous rows");
         release_views(views, 3);
         return NULL;
     }
-    Product x = {m, n, k, {(const float *)views[0].buf, a_row, a_column},
-                 (const float *)views[1].buf, transposed ? b_column : b_row, transposed,
-                 (float *)views[2].buf, views[2].strides[0] / 4, product_block(m)};
     Py_BEGIN_ALLOW_THREADS
     run_product(&x, threads, min_work);
     Py_END_ALLOW_THREADS

@@ -16,28 +16,19 @@ static int take_steps(const char *kernel, const char *name, PyObject *object, Py
 }
 
 /* W (rows, columns) as the b of a product: rows contiguous, or (transposed) columns
- * contiguous; the Product fields it sets. */
+ * contiguous (set_b); the Product fields it sets. */
 static int take_weight(const char *kernel, const char *name, PyObject *object, Py_buffer *view,
                        Py_ssize_t rows, Py_ssize_t columns, Product *x)
 {
     if (take_matrix(kernel, name, object, view, 0) < 0)
         return -1;
-    Py_ssize_t row = view->strides[0] / 4, column = view->strides[1] / 4;
-    int rows_contiguous = column == 1 || columns <= 1;
-    if (view->shape[0] != rows || view->shape[1] != columns
-            || (!rows_contiguous && row != 1)) {
+    if (view->shape[0] != rows || view->shape[1] != columns || set_b(view, x) < 0) {
         PyErr_Format(PyExc_ValueError, "%s: expected %s of shape (%zd, %zd) with contiguous "
                      "rows or columns, got (%zd, %zd)", kernel, name, rows, columns,
                      view->shape[0], view->shape[1]);
         PyBuffer_Release(view);
         return -1;
     }
-    x->b = (const float *)view->buf;
-    x->transposed = !rows_contiguous;
-    x->ldb = rows_contiguous ? row : column;
-    x->m = 0;
-    x->n = columns;
-    x->k = rows;
     return 0;
 }
 
@@ -66,26 +57,16 @@ static PyObject *lstm_sequence_forward(PyObject *self, PyObject *args)
         release_views(views, 1);
         return NULL;
     }
-    if (take_steps(kernel, "hs", o[1], &views[1], 1, steps + 1, batch, hidden, &hs) < 0) {
-        release_views(views, 1);
-        return NULL;
-    }
-    if (take_steps(kernel, "cs", o[2], &views[2], 1, steps + 1, batch, hidden, &cs) < 0) {
-        release_views(views, 2);
-        return NULL;
-    }
-    if (take_steps(kernel, "gates", o[3], &views[3], 1, steps, batch, 4 * hidden, &gates) < 0) {
-        release_views(views, 3);
-        return NULL;
-    }
-    if (take_steps(kernel, "tanh_cs", o[4], &views[4], 1, steps, batch, hidden, &tanh_cs) < 0) {
-        release_views(views, 4);
-        return NULL;
-    }
-    if (take_steps(kernel, "h_gates", o[5], &views[5], 1, 1, batch, 4 * hidden, &h_gates) < 0) {
-        release_views(views, 5);
-        return NULL;
-    }
+    static const char *names[5] = {"hs", "cs", "gates", "tanh_cs", "h_gates"};
+    Py_ssize_t counts[5] = {steps + 1, steps + 1, steps, steps, 1};
+    Py_ssize_t widths[5] = {hidden, hidden, 4 * hidden, hidden, 4 * hidden};
+    Heads *written[5] = {&hs, &cs, &gates, &tanh_cs, &h_gates};
+    for (int k = 0; k < 5; k++)
+        if (take_steps(kernel, names[k], o[k + 1], &views[k + 1], 1, counts[k], batch,
+                       widths[k], written[k]) < 0) {
+            release_views(views, k + 1);
+            return NULL;
+        }
     if (take_weight(kernel, "W_hh", o[6], &views[6], hidden, 4 * hidden, &x) < 0) {
         release_views(views, 6);
         return NULL;
