@@ -47,6 +47,11 @@ def lstm_sequence_backward(saved, dhs, dh_last, dc_last, W_hh_T):
     return None
 
 
+def sum_rows(x):
+    """x (r, c) summed over its rows: (c,)."""
+    return x.sum(axis=0)
+
+
 def add(x, b):
     """x + b, b broadcast against x."""
     return x + b

@@ -21,6 +21,7 @@ name = "numpy"
 matmul = _matmul.matmul
 matmul_add = _matmul.matmul_add
 repeated_operand = _matmul.repeated_operand
+sum_rows = _matmul.sum_rows
 add = elementwise.add
 zeros = elementwise.zeros
 relu = elementwise.relu

@@ -87,7 +87,10 @@ class AddBias(Operation):
 
     def backward(self, dy):
         need_x, need_b = self.needs_input_grad
-        db = dy.sum(axis=self.axis).reshape(self.b_shape) if need_b else None
+        db = None
+        if need_b:
+            db = kernels_for(dy).sum_rows(dy) if self.axis == 0 else dy.sum(axis=1)
+            db = db.reshape(self.b_shape)
         return (dy if need_x else None), db
 
 

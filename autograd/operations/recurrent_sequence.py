@@ -136,7 +136,7 @@ class GRUSequence(Operation):
         grads = [dx_gates if needs[0] else None, dh_next if needs[1] else None,
                  matmul(hs[:-1].reshape(steps * batch, hidden).T, flat) if needs[2] else None]
         if len(needs) == 4:
-            grads.append(flat.sum(axis=0) if needs[3] else None)
+            grads.append(kernels.sum_rows(flat) if needs[3] else None)
         return tuple(grads)
 
 

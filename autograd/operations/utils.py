@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from ..backend import native
+from ..backend import kernels_for, native
 from ..device import device_of_array, get_array_module
 from ..geometry import axis_slice
 
@@ -20,9 +20,15 @@ def unbroadcast(grad, shape):
     extra = grad.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(
         extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
-    return grad.reshape(shape)
+    if not axes:
+        return grad.reshape(shape)
+    if axes == tuple(range(len(axes))) and grad.ndim > 1 and grad.flags.c_contiguous:
+        # summed over leading axes only (a bias's gradient): a sum over the rows of a matrix
+        rows = 1
+        for size in grad.shape[:len(axes)]:
+            rows *= size
+        return kernels_for(grad).sum_rows(grad.reshape(rows, -1)).reshape(shape)
+    return grad.sum(axis=axes, keepdims=True).reshape(shape)
 
 
 def check_broadcast(name, a, b):

@@ -138,6 +138,45 @@ def test_matmul_add_is_the_product_plus_c(dtype, c_shape, layouts):
         np.testing.assert_allclose(y, expected, rtol=tolerance, atol=tolerance * 10)
 
 
+@pytest.mark.parametrize("c_shape", [(1000,), (1, 1000), (1100, 1000)])
+def test_matmul_add_fills_a_large_result_over_the_threads(c_shape, thread_count):
+    """A result of 2^20 elements or more is filled with c by rows split over the threads (the
+    dirty cached buffer must be overwritten everywhere), then the GEMM adds a @ b."""
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((1100, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 1000)).astype(np.float32)
+    c = rng.standard_normal(c_shape).astype(np.float32)
+    for _ in range(2):
+        dirty = numpy_kernels.matmul(np.full((1100, 1), np.nan, np.float32),
+                                     np.ones((1, 1000), np.float32))
+        del dirty
+        y = numpy_kernels.matmul_add(a, b, c)
+        np.testing.assert_allclose(y, reference(a, b) + c, rtol=1e-5, atol=1e-5)
+
+
+@given(rows=st.integers(1, 40), columns=st.integers(0, 9),
+       dtype=st.sampled_from([np.float32, np.float64, np.float16]),
+       layout=st.sampled_from(["c", "transposed", "strided"]), seed=st.integers(0, 2 ** 16))
+def test_sum_rows_is_the_sum_over_rows(rows, columns, dtype, layout, seed):
+    """sum_rows (a GEMV by ones for float32/float64) against a float64 loop over the rows."""
+    x = np.random.default_rng(seed).standard_normal((rows, columns)).astype(dtype)
+    got = numpy_kernels.sum_rows(_stored(x, layout))
+    expected = np.zeros(columns)
+    for row in x.astype(np.float64):
+        expected += row
+    assert got.shape == (columns,) and got.dtype == dtype
+    tolerance = {np.float16: 1e-2, np.float32: 1e-5, np.float64: 1e-12}[dtype]
+    np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * rows)
+
+
+def test_sum_rows_of_many_rows_after_a_short_call():
+    """The cached vector of ones grows for a longer matrix (and is never written)."""
+    short = numpy_kernels.sum_rows(np.ones((3, 2), np.float32))
+    long = numpy_kernels.sum_rows(np.ones((5000, 2), np.float32))
+    np.testing.assert_array_equal(short, [3, 3])
+    np.testing.assert_array_equal(long, [5000, 5000])
+
+
 def test_matmul_add_small_and_mixed_dtypes_take_the_plain_path():
     a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
     np.testing.assert_array_equal(numpy_kernels.matmul_add(a, b, np.arange(4.0, dtype=np.float32)),

@@ -39,6 +39,24 @@ def test_unbroadcast_sums_the_added_and_stretched_axes(grad_shape, shape):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["c", "transposed"])
+def test_unbroadcast_of_a_bias_sums_the_leading_axes(dtype, layout):
+    """A bias's gradient (the leading axes summed: the backend's sum_rows on a contiguous
+    gradient, NumPy's sum otherwise) against a float64 loop."""
+    grad = np.random.default_rng(1).standard_normal((6, 5, 4)).astype(dtype)
+    if layout == "transposed":
+        grad = np.ascontiguousarray(grad.transpose(2, 1, 0)).transpose(2, 1, 0)
+    for shape, leading in (((4,), 2), ((5, 4), 1), ((1, 5, 4), 1), ((1, 1, 4), 2)):
+        expected = np.zeros(grad.shape[leading:])
+        for index in np.ndindex(*grad.shape[:leading]):
+            expected += grad[index].astype(np.float64)
+        got = unbroadcast(grad, shape)
+        assert got.shape == shape and got.dtype == dtype
+        tolerance = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, expected.reshape(shape), rtol=tolerance, atol=tolerance)
+
+
 def test_unbroadcast_of_a_matching_shape_is_the_gradient_itself():
     grad = np.ones((2, 3))
     assert unbroadcast(grad, (2, 3)) is grad
