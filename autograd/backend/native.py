@@ -192,23 +192,25 @@ def _vector(array, optional=True):
 
 def layer_norm_forward(x, scale, bias, eps, y, xhat, invstd):
     """Layer normalization of the rows of ``x`` (M, D) into ``y`` and ``xhat`` (M, D) and
-    ``invstd`` (M,) (normalization.py's ``layer_norm_forward``, a chunk of rows at a time);
-    scale and bias (D,) or None. True, or None where the kernel does not apply."""
+    ``invstd`` (M,) (normalization.py's ``layer_norm_forward``), the rows split over the
+    compiled kernels' threads; scale and bias (D,) or None. True, or None where the kernel does
+    not apply."""
     if not (takes_rows(x, y, xhat) and _vector(scale) and _vector(bias)
             and _vector(invstd, optional=False)):
         return None
-    _native.layer_norm_forward(x, scale, bias, float(eps), y, xhat, invstd)
+    _native.layer_norm_forward(x, scale, bias, float(eps), y, xhat, invstd, _split_threads())
     return True
 
 
 def layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias):
-    """Its backward over a chunk of rows: dx (M, D) written (None: not wanted), dscale and
-    dbias (D,) added to (None: not wanted). True, or None where the kernel does not apply."""
+    """Its backward, the rows split over the threads: dx (M, D) written (None: not wanted),
+    dscale and dbias (D,) added to (None: not wanted). True, or None where the kernel does not
+    apply."""
     if not (takes_rows(dy, xhat) and (dx is None or takes_rows(dx))
             and _vector(invstd, optional=False) and _vector(scale) and _vector(dscale)
             and _vector(dbias)):
         return None
-    _native.layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias)
+    _native.layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias, _split_threads())
     return True
 
 

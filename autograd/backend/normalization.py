@@ -131,19 +131,19 @@ LAYER_NORM_BLOCK = 1 << 15
 def layer_norm_forward(x, scale, bias, eps):
     """y = scale * xhat + bias, xhat = (x - mean) * invstd, invstd = 1 / sqrt(var + eps), mean
     and (biased) var over each row of x (M, D); scale and bias (D,) or None. Returns y, xhat,
-    invstd (M, 1). On the CPU each block of rows runs every pass while it is in cache (the row
-    sums as BLAS matrix-vector products), the blocks split over the threads."""
+    invstd (M, 1). The compiled kernel (float32 NumPy) splits the rows over its thread pool;
+    the portable code runs every pass on a block of rows while it is in cache (the row sums as
+    BLAS matrix-vector products), the blocks split over the threads."""
     xp = get_array_module(x)
     rows, width = x.shape
     y, xhat = buffer_cache.empty_like(x), buffer_cache.empty_like(x)
     invstd = xp.empty((rows, 1), x.dtype)
+    if native.layer_norm_forward(x, scale, bias, eps, y, xhat, invstd[:, 0]):
+        return y, xhat, invstd            # the compiled kernel, split over its own threads
     ones = xp.ones(width, x.dtype)
     mean_factor = x.dtype.type(1.0 / width)
 
     def normalise(start, stop):
-        if native.layer_norm_forward(x[start:stop], scale, bias, eps, y[start:stop],
-                                     xhat[start:stop], invstd[start:stop, 0]):
-            return
         for begin, end in _row_blocks(start, stop, width, xp):
             x_part, h, y_part = x[begin:end], xhat[begin:end], y[begin:end]
             mean = x_part @ ones
@@ -172,6 +172,10 @@ def layer_norm_backward(dy, xhat, invstd, scale, needs):
     xp = get_array_module(dy)
     rows, width = dy.shape
     dx = buffer_cache.empty_like(dy) if needs[0] else None
+    dscale = xp.zeros(width, dy.dtype) if needs[1] else None
+    dbias = xp.zeros(width, dy.dtype) if needs[2] else None
+    if native.layer_norm_backward(dy, xhat, invstd[:, 0], scale, dx, dscale, dbias):
+        return dx, dscale, dbias          # the compiled kernel, split over its own threads
     ones = xp.ones(width, dy.dtype)
     mean_factor = dy.dtype.type(1.0 / width)
     partials = []
@@ -179,11 +183,6 @@ def layer_norm_backward(dy, xhat, invstd, scale, needs):
     def gradients(start, stop):
         dscale = xp.zeros(width, dy.dtype) if needs[1] else None
         dbias = xp.zeros(width, dy.dtype) if needs[2] else None
-        if native.layer_norm_backward(dy[start:stop], xhat[start:stop], invstd[start:stop, 0],
-                                      scale, None if dx is None else dx[start:stop], dscale,
-                                      dbias):
-            partials.append((dscale, dbias))
-            return
         for begin, end in _row_blocks(start, stop, width, xp):
             dy_part, h = dy[begin:end], xhat[begin:end]
             scratch = dy_part * h

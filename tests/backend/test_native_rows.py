@@ -91,6 +91,44 @@ def test_layer_norm_matches_the_formulas(instruction_set, rows, width, scale, la
         close(dbias, 1 + dy.astype(np.float64).sum(axis=0), 1 + np.abs(dy).sum(axis=0))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+@pytest.mark.parametrize("needs", [(True, True, True), (False, True, False),
+                                   (True, False, True), (True, False, False)])
+def test_layer_norm_split_over_the_threads(threads, needs):
+    """Rows enough to split (517 x 96: up to 3 parts of 2^14 elements): the forward and dx the
+    same bits on any number of threads (each row is one thread's); dscale and dbias, summed
+    per part and then added up, against float64 sums and added to what is there."""
+    rng = np.random.default_rng(7)
+    rows, width = 517, 96
+    x = (rng.standard_normal((rows, width)) * 3 + 1).astype(np.float32)
+    dy = rng.standard_normal((rows, width)).astype(np.float32)
+    gamma, beta = (rng.standard_normal(width).astype(np.float32) for _ in range(2))
+    outputs = {}
+    for count in (1, threads):
+        y, xhat = (np.full((rows, width), np.nan, np.float32) for _ in range(2))
+        invstd = np.full(rows, np.nan, np.float32)
+        native._native.layer_norm_forward(x, gamma, beta, 1e-5, y, xhat, invstd, count)
+        dx = np.full((rows, width), np.nan, np.float32) if needs[0] else None
+        dscale = np.full(width, 2, np.float32) if needs[1] else None
+        dbias = np.full(width, 2, np.float32) if needs[2] else None
+        native._native.layer_norm_backward(dy, xhat, invstd, gamma, dx, dscale, dbias, count)
+        outputs[count] = (y, xhat, invstd, dx, dscale, dbias)
+    y, xhat, invstd, dx, dscale, dbias = outputs[threads]
+    for one, split in zip(outputs[1][:4], outputs[threads][:4]):
+        if one is not None:
+            np.testing.assert_array_equal(split, one)
+    x64 = x.astype(np.float64)
+    centred = x64 - x64.mean(axis=1, keepdims=True)
+    inverse = 1 / np.sqrt((centred ** 2).mean(axis=1, keepdims=True) + 1e-5)
+    spread = np.abs(x64).max(axis=1, keepdims=True) * inverse
+    close(y, centred * inverse * gamma + beta, spread * width * (np.abs(gamma) + 1))
+    if needs[1]:
+        close(dscale, 2 + (dy * xhat.astype(np.float64)).sum(axis=0),
+              2 + (np.abs(dy) * np.abs(xhat)).sum(axis=0))
+    if needs[2]:
+        close(dbias, 2 + dy.astype(np.float64).sum(axis=0), 2 + np.abs(dy).sum(axis=0))
+
+
 def test_layer_norm_operands():
     x = np.zeros((2, 4), np.float32)
     invstd = np.zeros(2, np.float32)

@@ -70,6 +70,7 @@ typedef struct {
 #include "thread_pool.h"
 #include "product_bindings.h"
 #include "sequence_bindings.h"
+#include "normalization_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -157,86 +158,6 @@ static PyObject *softmax_cross_entropy(PyObject *self, PyObject *args)
                      (long long)target, bad, a.hidden);
         return NULL;
     }
-    Py_RETURN_NONE;
-}
-
-static const Operand LAYER_NORM_FORWARD[] = {
-    {"x", 1, 0, 0}, {"y", 1, 1, 0}, {"xhat", 1, 1, 0}};
-
-static PyObject *layer_norm_forward(PyObject *self, PyObject *args)
-{
-    const char *kernel = "layer_norm_forward";
-    PyObject *x, *scale, *bias, *y, *xhat, *invstd;
-    float eps;
-    if (!PyArg_ParseTuple(args, "OOOfOOO:layer_norm_forward", &x, &scale, &bias, &eps, &y,
-                          &xhat, &invstd))
-        return NULL;
-    Operands a;
-    if (take_operand_array(kernel, (PyObject *[]){x, y, xhat}, LAYER_NORM_FORWARD, 3, 0,
-                           &a) < 0)
-        return NULL;
-    Py_buffer views[3];
-    float *scale_data, *bias_data, *invstd_data;
-    views[0].obj = views[1].obj = views[2].obj = NULL;
-    if (take_optional_vector(kernel, "scale", scale, &views[0], 0, a.hidden, &scale_data) < 0
-            || take_optional_vector(kernel, "bias", bias, &views[1], 0, a.hidden,
-                                    &bias_data) < 0
-            || take_vector(kernel, "invstd", invstd, &views[2], 1, a.count, 4, "f",
-                           "float32") < 0) {
-        for (int k = 0; k < 3; k++)
-            release_vector(&views[k]);
-        release(&a, 3);
-        return NULL;
-    }
-    invstd_data = (float *)views[2].buf;
-    Py_BEGIN_ALLOW_THREADS
-    chosen.layer_norm_forward(a.count, a.hidden, a.rows[0], scale_data, bias_data, eps,
-                              a.rows[1], a.rows[2], invstd_data);
-    Py_END_ALLOW_THREADS
-    for (int k = 0; k < 3; k++)
-        release_vector(&views[k]);
-    release(&a, 3);
-    Py_RETURN_NONE;
-}
-
-static const Operand LAYER_NORM_BACKWARD[] = {
-    {"dy", 1, 0, 0}, {"xhat", 1, 0, 0}, {"dx", 1, 1, 1}};
-
-static PyObject *layer_norm_backward(PyObject *self, PyObject *args)
-{
-    const char *kernel = "layer_norm_backward";
-    PyObject *dy, *xhat, *invstd, *scale, *dx, *dscale, *dbias;
-    if (!PyArg_ParseTuple(args, "OOOOOOO:layer_norm_backward", &dy, &xhat, &invstd, &scale,
-                          &dx, &dscale, &dbias))
-        return NULL;
-    Operands a;
-    if (take_operand_array(kernel, (PyObject *[]){dy, xhat, dx}, LAYER_NORM_BACKWARD, 3, 0,
-                           &a) < 0)
-        return NULL;
-    Py_buffer views[4];
-    float *invstd_data = NULL, *scale_data, *dscale_data, *dbias_data;
-    for (int k = 0; k < 4; k++)
-        views[k].obj = NULL;
-    if (take_vector(kernel, "invstd", invstd, &views[0], 0, a.count, 4, "f", "float32") < 0
-            || take_optional_vector(kernel, "scale", scale, &views[1], 0, a.hidden,
-                                    &scale_data) < 0
-            || take_optional_vector(kernel, "dscale", dscale, &views[2], 1, a.hidden,
-                                    &dscale_data) < 0
-            || take_optional_vector(kernel, "dbias", dbias, &views[3], 1, a.hidden,
-                                    &dbias_data) < 0) {
-        for (int k = 0; k < 4; k++)
-            release_vector(&views[k]);
-        release(&a, 3);
-        return NULL;
-    }
-    invstd_data = (float *)views[0].buf;
-    Py_BEGIN_ALLOW_THREADS
-    chosen.layer_norm_backward(a.count, a.hidden, a.rows[0], a.rows[1], invstd_data,
-                               scale_data, a.rows[2], dscale_data, dbias_data);
-    Py_END_ALLOW_THREADS
-    for (int k = 0; k < 4; k++)
-        release_vector(&views[k]);
-    release(&a, 3);
     Py_RETURN_NONE;
 }
 
@@ -337,9 +258,11 @@ static PyMethodDef methods[] = {
     {"gelu_forward", gelu_forward, METH_VARARGS,
      "gelu_forward(x, y, slope): the exact GELU of 2-D x and its slope"},
     {"layer_norm_forward", layer_norm_forward, METH_VARARGS,
-     "layer_norm_forward(x, scale or None, bias or None, eps, y, xhat, invstd): rows of x"},
+     "layer_norm_forward(x, scale or None, bias or None, eps, y, xhat, invstd[, threads]): "
+     "rows of x"},
     {"layer_norm_backward", layer_norm_backward, METH_VARARGS,
-     "layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias), None where not wanted"},
+     "layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias[, threads]), None where "
+     "not wanted"},
     {"attention_softmax", attention_softmax, METH_VARARGS,
      "attention_softmax(scores, queries, causal): softmax of each row in place, causal or not"},
     {"attention_forward", attention_forward, METH_VARARGS,
