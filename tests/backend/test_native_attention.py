@@ -190,3 +190,35 @@ def test_outputs_are_laid_out_like_the_inputs():
             assert array.flags.c_contiguous is not interleaved
         want = attention.fused_forward(*plain, 0.5, True)[0]
         np.testing.assert_array_equal(y, want)
+
+
+def test_the_gradients_of_a_packed_projection_are_one_array():
+    """q, k and v cut from one (N, T, 3E) projection: dq, dk and dv are the same pieces of one
+    new array (so the projection's Split joins them without a copy), with the values of
+    separately laid out gradients. q, k and v that share memory (one array passed three times)
+    get gradients of their own."""
+    rng = np.random.default_rng(8)
+    n, t, h, d = 2, 5, 3, 4
+    qkv = rng.standard_normal((n, t, 3 * h * d)).astype(np.float32)
+    q, k, v = (qkv[..., i * h * d:(i + 1) * h * d].reshape(n, t, h, d).transpose(0, 2, 1, 3)
+               for i in range(3))
+    dy = rng.standard_normal((n, h, t, d)).astype(np.float32)
+    y, p = attention.fused_forward(q, k, v, 0.5, True)
+    grads = attention.fused_backward(q, k, v, p, y, dy, 0.5, True)
+    joined = grads[0].transpose(0, 2, 1, 3).reshape(n, t, h * d)
+    whole = np.lib.stride_tricks.as_strided(joined, qkv.shape, joined.strides)
+    for i, grad in enumerate(grads):
+        assert grad.base is grads[0].base and grad.strides == q.strides
+        np.testing.assert_array_equal(
+            whole[..., i * h * d:(i + 1) * h * d].reshape(n, t, h, d).transpose(0, 2, 1, 3),
+            grad)
+    copies = [np.ascontiguousarray(x) for x in (q, k, v)]
+    separate = attention.fused_backward(*copies, p, y, dy, 0.5, True)
+    for grad, expected in zip(grads, separate):
+        np.testing.assert_array_equal(grad, expected)
+    same = attention.fused_backward(q, q, q, p, y, dy, 0.5, True)
+    assert not any(np.shares_memory(a, b) for a, b in ((same[0], same[1]), (same[0], same[2]),
+                                                       (same[1], same[2])))
+    again = attention.fused_backward(*(np.ascontiguousarray(q),) * 3, p, y, dy, 0.5, True)
+    for grad, expected in zip(same, again):
+        np.testing.assert_array_equal(grad, expected)
