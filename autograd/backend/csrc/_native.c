@@ -71,6 +71,7 @@ typedef struct {
 #include "product_bindings.h"
 #include "sequence_bindings.h"
 #include "normalization_bindings.h"
+#include "pooling_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -280,6 +281,12 @@ static PyMethodDef methods[] = {
     {"lstm_sequence_backward", lstm_sequence_backward, METH_VARARGS,
      "lstm_sequence_backward(gates, cs, tanh_cs, dhs, dh_last, dc_last, da, dh0, dc0, W_hh_T, "
      "threads): their backward through time"},
+    {"max_pool_forward", max_pool_forward, METH_VARARGS,
+     "max_pool_forward(x, y, winner or None, kernel_h, kernel_w, stride_h, stride_w, top, "
+     "left, threads): 2-D max pooling of (N, C, H, W) float32"},
+    {"max_pool_backward", max_pool_backward, METH_VARARGS,
+     "max_pool_backward(dy, winner, dx, kernel_h, kernel_w, stride_h, stride_w, top, left, "
+     "threads): dx from each dy at its winner"},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,

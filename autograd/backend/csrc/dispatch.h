@@ -58,6 +58,10 @@ typedef void (*ProductRow)(Py_ssize_t, Py_ssize_t, const float *, Py_ssize_t, co
                            Py_ssize_t, float *, float);
 typedef void (*ProductTransposed)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *, Py_ssize_t,
                                   const float *, Py_ssize_t, float *, Py_ssize_t);
+typedef void (*MaxPoolPlane)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                             float *, Py_ssize_t, Py_ssize_t, unsigned char *, Py_ssize_t,
+                             Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int,
+                             int, int, int, float *, int *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -80,6 +84,7 @@ static struct {
     VectorPanel vector_panel;
     ProductRow product_row;
     ProductTransposed product_transposed;
+    MaxPoolPlane max_pool_plane;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -102,6 +107,7 @@ static struct {
         chosen.vector_panel = vector_panel_##suffix; \
         chosen.product_row = product_row_##suffix; \
         chosen.product_transposed = product_transposed_##suffix; \
+        chosen.max_pool_plane = max_pool_plane_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)

@@ -25,3 +25,4 @@
 #include "kernel_rows.h"
 #include "kernel_products.h"
 #include "kernel_attention.h"
+#include "kernel_pooling.h"

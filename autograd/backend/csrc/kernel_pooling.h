@@ -1,0 +1,129 @@
+/* Max pooling of one (H, W) plane (part of kernels.h: compiled once per instruction set).
+ *
+ * The outputs are columns [out_first, out_first + out_width) of each output row; y and winner
+ * point at the first of them. Each output row keeps a running maximum and the offset it came
+ * from for each of those outputs (`best`, `first`: scratch of out_width), and visits the kernel offsets in row-major
+ * order, each as one pass along the row: a later offset wins only where strictly greater, a
+ * NaN stays, and an offset outside the input (padding, -inf) changes nothing, so that pass
+ * skips it. A pass compares and selects without branches, so the compiler vectorizes it. */
+/* One kernel offset's pass along a row: the selects are written as bit masks, because GCC
+ * compiled `greater ? value : best` in the scalar remainder of short rows (an 8x8 image's 4
+ * outputs) as branches, mispredicted on half the elements. */
+#define MAX_POOL_PASS(step)                                                    \
+    for (Py_ssize_t ow = low; ow < high; ow++) {                               \
+        float value = column0[ow * (step)];                                    \
+        int32_t greater = -(int32_t)(value > best[ow]);                        \
+        int32_t take = greater | -(int32_t)(value != value);                   \
+        int32_t value_bits, best_bits;                                         \
+        memcpy(&value_bits, &value, 4);                                        \
+        memcpy(&best_bits, &best[ow], 4);                                      \
+        best_bits = (value_bits & take) | (best_bits & ~take);                 \
+        memcpy(&best[ow], &best_bits, 4);                                      \
+        first[ow] = (k & greater) | (first[ow] & ~greater);                    \
+    }
+
+/* Outputs of a row below which each output is taken whole (its window's offsets in turn):
+ * the row passes' vector loops cost more to enter than a few outputs take. */
+#define MAX_POOL_ROW_PASS_MIN 16
+
+static void KERNEL(max_pool_direct)(
+    const float *x, Py_ssize_t x_row, Py_ssize_t x_column, Py_ssize_t height,
+    Py_ssize_t width, float *y, Py_ssize_t y_row, Py_ssize_t y_column, unsigned char *winner,
+    Py_ssize_t winner_row, Py_ssize_t winner_column, Py_ssize_t out_height,
+    Py_ssize_t out_first, Py_ssize_t out_width, int kernel_height, int kernel_width,
+    int stride_height, int stride_width, int top, int left)
+{
+    for (Py_ssize_t oh = 0; oh < out_height; oh++)
+        for (Py_ssize_t ow = 0; ow < out_width; ow++) {
+            Py_ssize_t row0 = oh * stride_height - top;
+            Py_ssize_t column0 = (out_first + ow) * stride_width - left;
+            float best = -INFINITY;
+            int32_t first = 0;
+            for (int i = 0; i < kernel_height; i++) {
+                Py_ssize_t row = row0 + i;
+                if (row < 0 || row >= height)
+                    continue;                              /* a padding row */
+                for (int j = 0; j < kernel_width; j++) {
+                    Py_ssize_t column = column0 + j;
+                    if (column < 0 || column >= width)
+                        continue;                          /* a padding column */
+                    float value = x[row * x_row + column * x_column];
+                    int32_t greater = -(int32_t)(value > best);
+                    int32_t take = greater | -(int32_t)(value != value);
+                    int32_t value_bits, best_bits;
+                    memcpy(&value_bits, &value, 4);
+                    memcpy(&best_bits, &best, 4);
+                    best_bits = (value_bits & take) | (best_bits & ~take);
+                    memcpy(&best, &best_bits, 4);
+                    first = ((i * kernel_width + j) & greater) | (first & ~greater);
+                }
+            }
+            y[oh * y_row + ow * y_column] = best;
+            if (winner != NULL)
+                winner[oh * winner_row + ow * winner_column] = (unsigned char)first;
+        }
+}
+
+static void KERNEL(max_pool_plane)(
+    const float *x, Py_ssize_t x_row, Py_ssize_t x_column, Py_ssize_t height,
+    Py_ssize_t width, float *y, Py_ssize_t y_row, Py_ssize_t y_column, unsigned char *winner,
+    Py_ssize_t winner_row, Py_ssize_t winner_column, Py_ssize_t out_height,
+    Py_ssize_t out_first, Py_ssize_t out_width, int kernel_height, int kernel_width,
+    int stride_height, int stride_width, int top, int left, float *restrict best,
+    int *restrict first)
+{
+    if (out_width < MAX_POOL_ROW_PASS_MIN) {
+        KERNEL(max_pool_direct)(x, x_row, x_column, height, width, y, y_row, y_column, winner,
+                                winner_row, winner_column, out_height, out_first, out_width,
+                                kernel_height, kernel_width, stride_height, stride_width, top,
+                                left);
+        return;
+    }
+    /* for each kernel column j, the outputs [lows[j], highs[j]) (offsets from out_first)
+     * whose column o * stride - left + j is inside [0, width): the same on every row */
+    Py_ssize_t lows[256], highs[256];
+    for (int j = 0; j < kernel_width; j++) {
+        Py_ssize_t low = left - j > 0 ? (left - j + stride_width - 1) / stride_width : 0;
+        Py_ssize_t high = width - 1 + left - j >= 0
+                          ? (width - 1 + left - j) / stride_width + 1 : 0;
+        low = low > out_first ? low - out_first : 0;
+        high = high > out_first ? high - out_first : 0;
+        lows[j] = low;
+        highs[j] = high < out_width ? high : out_width;
+    }
+    Py_ssize_t step = stride_width * x_column;
+    for (Py_ssize_t oh = 0; oh < out_height; oh++) {
+        for (Py_ssize_t ow = 0; ow < out_width; ow++) {
+            best[ow] = -INFINITY;
+            first[ow] = 0;
+        }
+        for (int i = 0; i < kernel_height; i++) {
+            Py_ssize_t row = oh * stride_height - top + i;
+            if (row < 0 || row >= height)
+                continue;                                  /* a padding row */
+            const float *row_start = x + row * x_row + (out_first * stride_width - left)
+                                                       * x_column;
+            for (int j = 0; j < kernel_width; j++) {
+                int k = i * kernel_width + j;
+                const float *restrict column0 = row_start + j * x_column;
+                Py_ssize_t low = lows[j], high = highs[j];
+                /* the common strides as constants, which the compiler vectorizes */
+                if (step == 1) {
+                    MAX_POOL_PASS(1)
+                } else if (step == 2) {
+                    MAX_POOL_PASS(2)
+                } else {
+                    MAX_POOL_PASS(step)
+                }
+            }
+        }
+        float *y_out = y + oh * y_row;
+        for (Py_ssize_t ow = 0; ow < out_width; ow++)
+            y_out[ow * y_column] = best[ow];
+        if (winner != NULL) {
+            unsigned char *w_out = winner + oh * winner_row;
+            for (Py_ssize_t ow = 0; ow < out_width; ow++)
+                w_out[ow * winner_column] = (unsigned char)first[ow];
+        }
+    }
+}

@@ -1,0 +1,141 @@
+"""The compiled max pooling (csrc/kernel_pooling.h, pooling_bindings.h) against the portable
+NumPy passes of pooling.py: the same maxima and the same winners (the first maximum in row-major
+kernel order, ties kept, a NaN propagated, padding never a maximum) for every instruction-set
+build, every layout and any windows; backward's routing against the portable code; the same
+bits on any number of threads; the binding's errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from autograd.backend import native, pooling
+from autograd.backend.pooling import Windows
+
+pytestmark = pytest.mark.skipif(not native.available(),
+                                reason="the compiled kernels are not built in this install")
+
+
+def _stored(x, layout):
+    """The values of x as C order, batch-last memory (N last), or a strided view."""
+    if layout == "batch last":
+        return np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    if layout == "strided":
+        wide = np.full(x.shape[:3] + (2 * x.shape[3] + 1,), np.nan, x.dtype)
+        wide[..., 1::2] = x
+        return wide[..., 1::2]
+    return x
+
+
+def _portable(function, *arguments):
+    previous = native.set_enabled(False)
+    try:
+        return function(*arguments)
+    finally:
+        native.set_enabled(previous)
+
+
+def _windows(data, height, width):
+    kernel = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)))
+    stride = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    pads = tuple((data.draw(st.integers(0, k - 1)), data.draw(st.integers(0, k)))
+                 for k in kernel)
+    out = tuple((size + before + after - k) // s + 1
+                for size, (before, after), k, s in zip((height, width), pads, kernel, stride))
+    return Windows(kernel, stride, pads, out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), batch=st.integers(1, 3), channels=st.integers(1, 3),
+       height=st.integers(1, 9), width=st.sampled_from([1, 3, 8, 17, 40]),
+       layout=st.sampled_from(["c", "batch last", "strided"]),
+       values=st.sampled_from(["normal", "ties", "special"]), seed=st.integers(0, 2 ** 16))
+def test_maxima_and_winners_match_the_portable_code(instruction_set, data, batch, channels,
+                                                    height, width, layout, values, seed):
+    windows = _windows(data, height, width)
+    if min(windows.out_size) < 1:
+        return
+    rng = np.random.default_rng(seed)
+    shape = (batch, channels, height, width)
+    if values == "ties":
+        x = rng.integers(-2, 3, shape).astype(np.float32)
+    else:
+        x = rng.standard_normal(shape).astype(np.float32)
+    if values == "special":
+        x.flat[::5] = -np.inf
+        x.flat[3::13] = np.nan
+        x.flat[1::17] = np.inf
+    x = _stored(x, layout)
+    y, winner = pooling.max_pool2d_forward(x, windows)
+    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(winner, want_winner)
+    assert y.dtype == np.float32 and winner.dtype == np.uint8
+
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx = pooling.max_pool2d_backward(dy, winner, windows, shape)
+    want_dx = _portable(pooling.max_pool2d_backward, dy, want_winner, windows, shape)
+    # overlapping windows add several gradients into one input, in another order
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("width", [7, 1100])
+def test_a_row_past_the_chunk_and_a_narrow_one(width):
+    """Output rows wider than the kernel's 512-output chunk, and narrower than its row passes
+    (each output whole), against the portable code."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 2, 5, width)).astype(np.float32)
+    windows = Windows((3, 2), (1, 2), ((1, 1), (1, 1)), (5, width // 2 + 1))
+    y, winner = pooling.max_pool2d_forward(x, windows)
+    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(winner, want_winner)
+
+
+def test_the_planes_split_over_the_threads_give_the_same_bits():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 16, 30, 30)).astype(np.float32)
+    windows = Windows((3, 3), (2, 2), ((1, 1), (1, 1)), (15, 15))
+    y = {}
+    for threads in (1, 3):
+        out = np.full((4, 16, 15, 15), np.nan, np.float32)
+        winner = np.full(out.shape, 255, np.uint8)
+        native._native.max_pool_forward(x, out, winner, 3, 3, 2, 2, 1, 1, threads)
+        dx = np.full(x.shape, np.nan, np.float32)
+        native._native.max_pool_backward(out, winner, dx, 3, 3, 2, 2, 1, 1, threads)
+        y[threads] = out, winner, dx
+    for one, split in zip(y[1], y[3]):
+        np.testing.assert_array_equal(one, split)
+    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
+    np.testing.assert_array_equal(y[3][0], want_y)
+    np.testing.assert_array_equal(y[3][1], want_winner)
+
+
+def test_without_winners_the_numpy_passes_run():
+    """Inference (no winner wanted) keeps NumPy's separable passes: as fast or faster there."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (2, 2))
+    y, winner = pooling.max_pool2d_forward(x, windows, with_winner=False)
+    assert winner is None
+    np.testing.assert_array_equal(y[0, 0], [[5, 7], [13, 15]])
+
+
+def test_the_binding_names_the_kernel_and_the_operand():
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    y = np.zeros((1, 1, 2, 2), np.float32)
+    winner = np.zeros((1, 1, 2, 2), np.uint8)
+    with pytest.raises(ValueError, match="max_pool_forward: expected a kernel of 1 to 256"):
+        native._native.max_pool_forward(x, y, winner, 0, 2, 2, 2, 0, 0, 1)
+    with pytest.raises(ValueError, match="max_pool_forward: expected y of shape "
+                                         r"\(1, 1, -?\d+, -?\d+\)|max_pool_forward: expected y"):
+        native._native.max_pool_forward(x, np.zeros((1, 2, 2, 2), np.float32), None, 2, 2, 2,
+                                        2, 0, 0, 1)
+    with pytest.raises(ValueError, match="max_pool_forward: expected winner as a 4-D uint8"):
+        native._native.max_pool_forward(x, y, winner.astype(np.int32), 2, 2, 2, 2, 0, 0, 1)
+    with pytest.raises(ValueError, match="max_pool_backward: expected dx of shape"):
+        native._native.max_pool_backward(y, winner, np.zeros((1, 2, 4, 4), np.float32), 2, 2,
+                                         2, 2, 0, 0, 1)
+    with pytest.raises(ValueError, match="max_pool_backward: expected dy as a 4-D float32"):
+        native._native.max_pool_backward(y.astype(np.float64), winner, x, 2, 2, 2, 2, 0, 0, 1)
+    assert native.max_pool_forward(x.astype(np.float64), y, winner, Windows(
+        (2, 2), (2, 2), ((0, 0), (0, 0)), (2, 2))) is None
+    assert native.max_pool_forward(x, y, winner, Windows((16, 16), (1, 1), ((0, 0), (0, 0)),
+                                                         (2, 2))) is None      # 256 offsets
