@@ -143,7 +143,7 @@ def _compiled_max_pool(x, windows, with_winner):
 def max_pool2d_backward(dy, winner, windows, input_shape):
     """dx (``input_shape``): each output's gradient added to the input its window's winner
     names."""
-    if native.takes_images(dy):
+    if native.takes_images(dy) and winner.dtype == np.uint8:
         dx = buffer_cache.empty(np, input_shape, dy.dtype, image_axis_order(winner))
         if native.max_pool_backward(dy, winner, dx, windows):
             return dx

@@ -346,7 +346,8 @@ def _joined(parts, axis):
     shape = list(first.shape)
     shape[axis] = sum(part.shape[axis] for part in parts)
     base = first.base
-    if type(base) is not np.ndarray or not base.flags.c_contiguous:
+    if (type(base) is not np.ndarray or not base.flags.c_contiguous
+            or not base.flags.writeable):
         return None
     # a view of the buffer itself (as_strided took 40 us); NumPy checks that it fits in it
     offset = first.__array_interface__["data"][0] - base.__array_interface__["data"][0]

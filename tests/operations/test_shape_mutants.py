@@ -146,6 +146,10 @@ def test_split_does_not_join_pieces_with_a_gap_or_a_strided_view():
     apart = Split(0, [4, 4]).backward(flat[:4], other_owner)
     np.testing.assert_array_equal(apart, flat)
     assert not np.shares_memory(apart, flat)
+    frozen = np.arange(8, dtype=np.float32)
+    frozen.flags.writeable = False     # a gradient downstream may be written in place
+    copied = Split(0, [4, 4]).backward(frozen[:4], frozen[4:])
+    assert copied.flags.writeable and not np.shares_memory(copied, frozen)
     strided = whole[::2]          # rows 0 and 2: joined along axis 1 it is not contiguous
     result = Split(1, [3, 3]).backward(strided[:, :3], strided[:, 3:])
     np.testing.assert_array_equal(result, strided)
