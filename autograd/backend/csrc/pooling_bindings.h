@@ -136,6 +136,17 @@ static int check_windows(const char *kernel, const PoolWindows *w)
     return 0;
 }
 
+/* A pooling binding's three arrays and its windows (`format` names the binding) */
+static int take_pool_arguments(const char *kernel, const char *format, PyObject *args,
+                               PyObject *objects[3], PoolWindows *w)
+{
+    if (!PyArg_ParseTuple(args, format, &objects[0], &objects[1], &objects[2],
+                          &w->kernel_height, &w->kernel_width, &w->stride_height,
+                          &w->stride_width, &w->top, &w->left, &w->threads))
+        return -1;
+    return check_windows(kernel, w);
+}
+
 /* Planes a thread must have before the planes are split: a few thousand outputs */
 #define POOL_MIN_OUTPUTS_PER_THREAD 4096
 
@@ -154,10 +165,7 @@ static PyObject *max_pool_forward(PyObject *self, PyObject *args)
     const char *kernel = "max_pool_forward";
     PyObject *objects[3];
     PoolWindows w;
-    if (!PyArg_ParseTuple(args, "OOOiiiiiii:max_pool_forward", &objects[0], &objects[1],
-                          &objects[2], &w.kernel_height, &w.kernel_width, &w.stride_height,
-                          &w.stride_width, &w.top, &w.left, &w.threads)
-            || check_windows(kernel, &w) < 0)
+    if (take_pool_arguments(kernel, "OOOiiiiiii:max_pool_forward", args, objects, &w) < 0)
         return NULL;
     MaxPool p = {.kernel_height = w.kernel_height, .kernel_width = w.kernel_width,
                  .stride_height = w.stride_height, .stride_width = w.stride_width,
@@ -203,10 +211,7 @@ static PyObject *max_pool_backward(PyObject *self, PyObject *args)
     const char *kernel = "max_pool_backward";
     PyObject *objects[3];
     PoolWindows w;
-    if (!PyArg_ParseTuple(args, "OOOiiiiiii:max_pool_backward", &objects[0], &objects[1],
-                          &objects[2], &w.kernel_height, &w.kernel_width, &w.stride_height,
-                          &w.stride_width, &w.top, &w.left, &w.threads)
-            || check_windows(kernel, &w) < 0)
+    if (take_pool_arguments(kernel, "OOOiiiiiii:max_pool_backward", args, objects, &w) < 0)
         return NULL;
     MaxPoolBackward p = {.kernel_width = w.kernel_width, .stride_height = w.stride_height,
                          .stride_width = w.stride_width, .top = w.top, .left = w.left};
