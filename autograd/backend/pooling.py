@@ -128,16 +128,28 @@ def _compiled_max_pool(x, windows, with_winner):
     apply. It reads x in place, padding included, where the NumPy passes pad a copy first, and
     keeps the winners without a pass per offset over the whole batch: (8, 64, 112, 112) 3x3
     stride 2 took 12.5 against 36.6 ms, (1, 32, 8, 8) 2x2 0.03 against 0.08 ms at 2 threads.
-    Without winners (no backward) NumPy's separable passes are as fast or faster (SqueezeNet's
-    (1, 96, 111, 111): 1.5 against 2.3 ms), so they stay."""
-    if not with_winner or not native.takes_images(x):
+    Without winners (inference) it takes each plane separably, 5.2 against 14.4 ms and 1.0
+    against 1.7 ms for SqueezeNet's first pool; but many tiny planes cost it more per plane
+    than NumPy's whole-batch passes ((8, 32, 8, 8) to 4 x 4: 0.15 against 0.07 ms), and so do
+    rows that are not contiguous (a batch-last layout's W strides over the batch: each plane's
+    pass reads whole cache lines for one value in eight, 18.9 against 15.0 ms), so those stay
+    with NumPy."""
+    if not native.takes_images(x):
+        return None
+    outputs = windows.out_size[0] * windows.out_size[1]
+    if not with_winner and (x.strides[3] != x.itemsize or outputs < _SEPARABLE_MIN_PLANE and (
+            x.shape[0] * x.shape[1] * outputs > _SEPARABLE_MAX_TINY_OUTPUTS)):
         return None
     order = image_axis_order(x) or (0, 1, 2, 3)
     y = buffer_cache.empty(np, x.shape[:2] + tuple(windows.out_size), x.dtype, order)
-    winner = buffer_cache.empty(np, y.shape, np.uint8, order)
+    winner = buffer_cache.empty(np, y.shape, np.uint8, order) if with_winner else None
     if not native.max_pool_forward(x, y, winner, windows):
         return None
     return y, winner
+
+
+_SEPARABLE_MIN_PLANE = 64            # outputs in a plane
+_SEPARABLE_MAX_TINY_OUTPUTS = 1024   # below this many in all, the NumPy passes' overhead rules
 
 
 def max_pool2d_backward(dy, winner, windows, input_shape):

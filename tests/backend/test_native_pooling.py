@@ -69,6 +69,11 @@ def test_maxima_and_winners_match_the_portable_code(instruction_set, data, batch
     np.testing.assert_array_equal(y, want_y)
     np.testing.assert_array_equal(winner, want_winner)
     assert y.dtype == np.float32 and winner.dtype == np.uint8
+    alone = np.full(y.shape, 7.0, np.float32)          # the separable kernel: no winners
+    (kh, kw), (sh, sw) = windows.kernel, windows.stride
+    native._native.max_pool_forward(x, alone, None, kh, kw, sh, sw, windows.pads[0][0],
+                                    windows.pads[1][0], 2)
+    np.testing.assert_array_equal(alone, want_y)
 
     dy = rng.standard_normal(y.shape).astype(np.float32)
     dx = pooling.max_pool2d_backward(dy, winner, windows, shape)
@@ -109,13 +114,25 @@ def test_the_planes_split_over_the_threads_give_the_same_bits():
     np.testing.assert_array_equal(y[3][1], want_winner)
 
 
-def test_without_winners_the_numpy_passes_run():
-    """Inference (no winner wanted) keeps NumPy's separable passes: as fast or faster there."""
-    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
-    windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (2, 2))
+@pytest.mark.parametrize("shape, out, compiled", [
+    ((1, 2, 4, 4), (2, 2), True),           # few outputs in all: the compiled kernel
+    ((8, 40, 8, 8), (4, 4), False),         # many tiny planes: NumPy's whole-batch passes
+    ((1, 16, 20, 20), (10, 10), True),      # planes of 64 outputs or more: compiled
+    ((2, 16, 20, 20), (10, 10), False)])    # the same batch-last: NumPy
+def test_without_winners_the_faster_path_runs(shape, out, compiled, monkeypatch):
+    """Inference (no winner wanted): the compiled kernel, or NumPy's passes for many tiny
+    planes and for rows that are not contiguous; the same maxima either way."""
+    calls = []
+    real = native.max_pool_forward
+    monkeypatch.setattr(native, "max_pool_forward", lambda *a: calls.append(1) or real(*a))
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    if shape[0] == 2:
+        x = _stored(x, "batch last")
+    windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), out)
     y, winner = pooling.max_pool2d_forward(x, windows, with_winner=False)
-    assert winner is None
-    np.testing.assert_array_equal(y[0, 0], [[5, 7], [13, 15]])
+    assert winner is None and bool(calls) is compiled
+    want = x.reshape(shape[:2] + (out[0], 2, out[1], 2)).max(axis=(3, 5))
+    np.testing.assert_array_equal(y, want)
 
 
 def test_the_binding_names_the_kernel_and_the_operand():

@@ -62,6 +62,10 @@ typedef void (*MaxPoolPlane)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, 
                              float *, Py_ssize_t, Py_ssize_t, unsigned char *, Py_ssize_t,
                              Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int,
                              int, int, int, float *, int *);
+typedef void (*MaxPoolSeparable)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                                 Py_ssize_t, float *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                                 Py_ssize_t, int, int, int, int, int, int, float *,
+                                 float *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -85,6 +89,7 @@ static struct {
     ProductRow product_row;
     ProductTransposed product_transposed;
     MaxPoolPlane max_pool_plane;
+    MaxPoolSeparable max_pool_plane_separable;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -108,6 +113,7 @@ static struct {
         chosen.product_row = product_row_##suffix; \
         chosen.product_transposed = product_transposed_##suffix; \
         chosen.max_pool_plane = max_pool_plane_##suffix; \
+        chosen.max_pool_plane_separable = max_pool_plane_separable_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)

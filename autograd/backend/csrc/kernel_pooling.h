@@ -127,3 +127,68 @@ static void KERNEL(max_pool_plane)(
         }
     }
 }
+
+/* The maxima alone (no winners: inference), separably: each output row takes the maximum
+ * over the kernel's rows along the whole input row first (a contiguous pass the compiler
+ * vectorizes), then each output the maximum of its kernel columns in that row (`row_max`:
+ * scratch of width, `best`: of out_width). A NaN propagates; padding is skipped (it is -inf,
+ * never the maximum). */
+#define MAX_ONLY_PASS(step)                                                    \
+    for (Py_ssize_t ow = low; ow < high; ow++) {                               \
+        float value = column0[ow * (step)];                                    \
+        int32_t take = -(int32_t)((value > best[ow]) | (value != value));      \
+        int32_t value_bits, best_bits;                                         \
+        memcpy(&value_bits, &value, 4);                                        \
+        memcpy(&best_bits, &best[ow], 4);                                      \
+        best_bits = (value_bits & take) | (best_bits & ~take);                 \
+        memcpy(&best[ow], &best_bits, 4);                                      \
+    }
+
+static void KERNEL(max_pool_plane_separable)(
+    const float *x, Py_ssize_t x_row, Py_ssize_t x_column, Py_ssize_t height,
+    Py_ssize_t width, float *y, Py_ssize_t y_row, Py_ssize_t y_column, Py_ssize_t out_height,
+    Py_ssize_t out_width, int kernel_height, int kernel_width, int stride_height,
+    int stride_width, int top, int left, float *restrict row_max, float *restrict best)
+{
+    for (Py_ssize_t oh = 0; oh < out_height; oh++) {
+        for (Py_ssize_t w = 0; w < width; w++)
+            row_max[w] = -INFINITY;
+        for (int i = 0; i < kernel_height; i++) {
+            Py_ssize_t row = oh * stride_height - top + i;
+            if (row < 0 || row >= height)
+                continue;                                  /* a padding row */
+            const float *restrict source = x + row * x_row;
+            if (x_column == 1) {
+                for (Py_ssize_t w = 0; w < width; w++) {
+                    float value = source[w];
+                    row_max[w] = value > row_max[w] || value != value ? value : row_max[w];
+                }
+            } else {
+                for (Py_ssize_t w = 0; w < width; w++) {
+                    float value = source[w * x_column];
+                    row_max[w] = value > row_max[w] || value != value ? value : row_max[w];
+                }
+            }
+        }
+        /* then along the row: one pass per kernel column over the outputs it reaches,
+         * branch-free (the maximum's branches were mispredicted on half the elements) */
+        for (Py_ssize_t ow = 0; ow < out_width; ow++)
+            best[ow] = -INFINITY;
+        for (int j = 0; j < kernel_width; j++) {
+            Py_ssize_t low = left - j > 0 ? (left - j + stride_width - 1) / stride_width : 0;
+            Py_ssize_t high = width - 1 + left - j >= 0
+                              ? (width - 1 + left - j) / stride_width + 1 : 0;
+            if (high > out_width)
+                high = out_width;
+            const float *restrict column0 = row_max + j - left;
+            if (stride_width == 2) {
+                MAX_ONLY_PASS(2)
+            } else {
+                MAX_ONLY_PASS(stride_width)
+            }
+        }
+        float *y_out = y + oh * y_row;
+        for (Py_ssize_t ow = 0; ow < out_width; ow++)
+            y_out[ow * y_column] = best[ow];
+    }
+}

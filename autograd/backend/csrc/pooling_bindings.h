@@ -24,9 +24,32 @@ typedef struct {
 
 #define AT(base, strides, n, c) ((base) + (n) * (strides)[0] + (c) * (strides)[1])
 
+/* Without winners: each plane separably (kernel_pooling.h), a row of scratch per thread; with
+ * no room for it, the row-pass kernel below. */
+static int max_pool_planes_separably(const MaxPool *p, Py_ssize_t start, Py_ssize_t stop)
+{
+    float *row_max = PyMem_RawMalloc(sizeof(float) * (size_t)(p->width + p->out_width + 2));
+    if (row_max == NULL)
+        return 0;
+    float *best = row_max + p->width + 1;
+    for (Py_ssize_t plane = start; plane < stop; plane++) {
+        Py_ssize_t n = plane / p->channels, c = plane % p->channels;
+        chosen.max_pool_plane_separable(
+            p->x + n * p->x_strides[0] + c * p->x_strides[1], p->x_strides[2],
+            p->x_strides[3], p->height, p->width,
+            p->y + n * p->y_strides[0] + c * p->y_strides[1], p->y_strides[2],
+            p->y_strides[3], p->out_height, p->out_width, p->kernel_height, p->kernel_width,
+            p->stride_height, p->stride_width, p->top, p->left, row_max, best);
+    }
+    PyMem_RawFree(row_max);
+    return 1;
+}
+
 static void max_pool_planes(void *context, Py_ssize_t start, Py_ssize_t stop)
 {
     const MaxPool *p = context;
+    if (p->winner == NULL && max_pool_planes_separably(p, start, stop))
+        return;
     float best[POOL_ROW_CHUNK];
     int first[POOL_ROW_CHUNK];
     for (Py_ssize_t plane = start; plane < stop; plane++) {
