@@ -22,6 +22,20 @@
         first[ow] = (k & greater) | (first[ow] & ~greater);                    \
     }
 
+/* The outputs [*low, *high) of a row, as offsets from out_first and at most out_width of
+ * them, whose kernel column j (input column o * stride - left + j) is inside [0, width) */
+static inline void KERNEL(columns_reached)(int j, int left, int stride_width, Py_ssize_t width,
+                                           Py_ssize_t out_first, Py_ssize_t out_width,
+                                           Py_ssize_t *low, Py_ssize_t *high)
+{
+    Py_ssize_t first = left - j > 0 ? (left - j + stride_width - 1) / stride_width : 0;
+    Py_ssize_t stop = width - 1 + left - j >= 0 ? (width - 1 + left - j) / stride_width + 1 : 0;
+    first = first > out_first ? first - out_first : 0;
+    stop = stop > out_first ? stop - out_first : 0;
+    *low = first;
+    *high = stop < out_width ? stop : out_width;
+}
+
 /* Outputs of a row below which each output is taken whole (its window's offsets in turn):
  * the row passes' vector loops cost more to enter than a few outputs take. */
 #define MAX_POOL_ROW_PASS_MIN 16
@@ -79,18 +93,11 @@ static void KERNEL(max_pool_plane)(
                                 left);
         return;
     }
-    /* for each kernel column j, the outputs [lows[j], highs[j]) (offsets from out_first)
-     * whose column o * stride - left + j is inside [0, width): the same on every row */
+    /* for each kernel column j, the outputs it reaches: the same on every row */
     Py_ssize_t lows[256], highs[256];
-    for (int j = 0; j < kernel_width; j++) {
-        Py_ssize_t low = left - j > 0 ? (left - j + stride_width - 1) / stride_width : 0;
-        Py_ssize_t high = width - 1 + left - j >= 0
-                          ? (width - 1 + left - j) / stride_width + 1 : 0;
-        low = low > out_first ? low - out_first : 0;
-        high = high > out_first ? high - out_first : 0;
-        lows[j] = low;
-        highs[j] = high < out_width ? high : out_width;
-    }
+    for (int j = 0; j < kernel_width; j++)
+        KERNEL(columns_reached)(j, left, stride_width, width, out_first, out_width, &lows[j],
+                                &highs[j]);
     Py_ssize_t step = stride_width * x_column;
     for (Py_ssize_t oh = 0; oh < out_height; oh++) {
         for (Py_ssize_t ow = 0; ow < out_width; ow++) {
@@ -175,11 +182,8 @@ static void KERNEL(max_pool_plane_separable)(
         for (Py_ssize_t ow = 0; ow < out_width; ow++)
             best[ow] = -INFINITY;
         for (int j = 0; j < kernel_width; j++) {
-            Py_ssize_t low = left - j > 0 ? (left - j + stride_width - 1) / stride_width : 0;
-            Py_ssize_t high = width - 1 + left - j >= 0
-                              ? (width - 1 + left - j) / stride_width + 1 : 0;
-            if (high > out_width)
-                high = out_width;
+            Py_ssize_t low, high;
+            KERNEL(columns_reached)(j, left, stride_width, width, 0, out_width, &low, &high);
             const float *restrict column0 = row_max + j - left;
             if (stride_width == 2) {
                 MAX_ONLY_PASS(2)
