@@ -5,7 +5,7 @@ and state update are about fifteen passes and as many temporaries. ``autograd/ba
 holds C loops that do such a chain in one pass (compiled for AVX-512, AVX2 or the compiler's
 baseline, chosen when the module loads), the small matrix products of batches up to 32 that
 OpenBLAS runs slowly, split over a C thread pool (``product``), and an LSTM layer's loop over
-time; ``pip install`` builds them where a C compiler is found and installs without them where
+time (max pooling's wrappers are in native_pooling.py); ``pip install`` builds them where a C compiler is found and installs without them where
 not (``setup.py``: an optional extension).
 
 Each function here returns the kernel's result, or ``None`` when the kernel does not apply
@@ -75,12 +75,6 @@ def takes_rows(*arrays):
     """Whether the kernels apply: switched on, and float32 NumPy arrays of 2-D rows, contiguous
     within a row."""
     return _takes(arrays, 2)
-
-
-def takes_images(*arrays):
-    """Whether the pooling kernels may apply: switched on, and float32 NumPy arrays of 4-D
-    images (N, C, H, W) in any layout."""
-    return _takes(arrays, 4, any_layout=True)
 
 
 def takes_heads(*arrays):
@@ -218,43 +212,6 @@ def layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias):
         return None
     _native.layer_norm_backward(dy, xhat, invstd, scale, dx, dscale, dbias, _split_threads())
     return True
-
-
-def max_pool_forward(x, y, winner, windows):
-    """2-D max pooling (pooling.py's ``max_pool2d_forward``) of x (N, C, H, W) into y and, where
-    given, winner (uint8, y's shape) by ``windows`` (kernel, stride, pads; the pads after are
-    implied by y's size), the (n, c) planes split over the threads; any layout. True, or None
-    where the kernel does not apply (nothing written)."""
-    if not (_takes((x, y), 4, any_layout=True) and _pool_windows(windows)
-            and (winner is None or _winners(winner))):
-        return None
-    (kernel_h, kernel_w), (stride_h, stride_w) = windows.kernel, windows.stride
-    _native.max_pool_forward(x, y, winner, kernel_h, kernel_w, stride_h, stride_w,
-                             windows.pads[0][0], windows.pads[1][0], _split_threads())
-    return True
-
-
-def max_pool_backward(dy, winner, dx, windows):
-    """Its backward: dx (N, C, H, W) written, each output's gradient added at the input its
-    winner names. True, or None where the kernel does not apply."""
-    if not (_takes((dy, dx), 4, any_layout=True) and _pool_windows(windows)
-            and _winners(winner)):
-        return None
-    (kernel_h, kernel_w), (stride_h, stride_w) = windows.kernel, windows.stride
-    _native.max_pool_backward(dy, winner, dx, kernel_h, kernel_w, stride_h, stride_w,
-                              windows.pads[0][0], windows.pads[1][0], _split_threads())
-    return True
-
-
-def _pool_windows(windows):
-    """Windows the C kernels take: fewer than 256 offsets (a uint8 winner)."""
-    kernel_h, kernel_w = windows.kernel
-    return kernel_h * kernel_w < 256
-
-
-def _winners(winner):
-    return (type(winner) is np.ndarray and winner.dtype == np.uint8 and winner.ndim == 4
-            and min(winner.strides) >= 0)
 
 
 def scatter_rows_add(target, index, values):

@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..device import get_array_module
-from . import buffer_cache, native, threads
+from . import buffer_cache, native_pooling, threads
 from .im2col import pad2d, unpad2d, offset_slice, split_image_axis
 from ..geometry import axis_slice
 from .layout import image_axis_order
@@ -124,7 +124,7 @@ def max_pool2d_forward(x, windows, with_winner=True):
 
 
 def _compiled_max_pool(x, windows, with_winner):
-    """(y, winner) by the compiled kernel (native.py), laid out as x; None where it does not
+    """(y, winner) by the compiled kernel (native_pooling.py), laid out as x; None where it does not
     apply. It reads x in place, padding included, where the NumPy passes pad a copy first, and
     keeps the winners without a pass per offset over the whole batch: (8, 64, 112, 112) 3x3
     stride 2 took 12.5 against 36.6 ms, (1, 32, 8, 8) 2x2 0.03 against 0.08 ms at 2 threads.
@@ -134,7 +134,7 @@ def _compiled_max_pool(x, windows, with_winner):
     rows that are not contiguous (a batch-last layout's W strides over the batch: each plane's
     pass reads whole cache lines for one value in eight, 18.9 against 15.0 ms), so those stay
     with NumPy."""
-    if not native.takes_images(x):
+    if not native_pooling.takes_images(x):
         return None
     outputs = windows.out_size[0] * windows.out_size[1]
     if not with_winner and (x.strides[3] != x.itemsize or outputs < _SEPARABLE_MIN_PLANE and (
@@ -143,7 +143,7 @@ def _compiled_max_pool(x, windows, with_winner):
     order = image_axis_order(x) or (0, 1, 2, 3)
     y = buffer_cache.empty(np, x.shape[:2] + tuple(windows.out_size), x.dtype, order)
     winner = buffer_cache.empty(np, y.shape, np.uint8, order) if with_winner else None
-    if not native.max_pool_forward(x, y, winner, windows):
+    if not native_pooling.max_pool_forward(x, y, winner, windows):
         return None
     return y, winner
 
@@ -155,9 +155,9 @@ _SEPARABLE_MAX_TINY_OUTPUTS = 1024   # below this many in all, the NumPy passes'
 def max_pool2d_backward(dy, winner, windows, input_shape):
     """dx (``input_shape``): each output's gradient added to the input its window's winner
     names."""
-    if native.takes_images(dy) and winner.dtype == np.uint8:
+    if native_pooling.takes_images(dy) and winner.dtype == np.uint8:
         dx = buffer_cache.empty(np, input_shape, dy.dtype, image_axis_order(winner))
-        if native.max_pool_backward(dy, winner, dx, windows):
+        if native_pooling.max_pool_backward(dy, winner, dx, windows):
             return dx
     xp = get_array_module(dy)
     kh, kw = windows.kernel

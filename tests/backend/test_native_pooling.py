@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from autograd.backend import native, pooling
+from autograd.backend import native, native_pooling, pooling
 from autograd.backend.pooling import Windows
 
 pytestmark = pytest.mark.skipif(not native.available(),
@@ -123,8 +123,8 @@ def test_without_winners_the_faster_path_runs(shape, out, compiled, monkeypatch)
     """Inference (no winner wanted): the compiled kernel, or NumPy's passes for many tiny
     planes and for rows that are not contiguous; the same maxima either way."""
     calls = []
-    real = native.max_pool_forward
-    monkeypatch.setattr(native, "max_pool_forward", lambda *a: calls.append(1) or real(*a))
+    real = native_pooling.max_pool_forward
+    monkeypatch.setattr(native_pooling, "max_pool_forward", lambda *a: calls.append(1) or real(*a))
     x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
     if shape[0] == 2:
         x = _stored(x, "batch last")
@@ -152,7 +152,7 @@ def test_the_binding_names_the_kernel_and_the_operand():
                                          2, 2, 0, 0, 1)
     with pytest.raises(ValueError, match="max_pool_backward: expected dy as a 4-D float32"):
         native._native.max_pool_backward(y.astype(np.float64), winner, x, 2, 2, 2, 2, 0, 0, 1)
-    assert native.max_pool_forward(x.astype(np.float64), y, winner, Windows(
+    assert native_pooling.max_pool_forward(x.astype(np.float64), y, winner, Windows(
         (2, 2), (2, 2), ((0, 0), (0, 0)), (2, 2))) is None
-    assert native.max_pool_forward(x, y, winner, Windows((16, 16), (1, 1), ((0, 0), (0, 0)),
+    assert native_pooling.max_pool_forward(x, y, winner, Windows((16, 16), (1, 1), ((0, 0), (0, 0)),
                                                          (2, 2))) is None      # 256 offsets

@@ -1,0 +1,53 @@
+"""The compiled max pooling (csrc/kernel_pooling.h, pooling_bindings.h) for pooling.py: 2-D max
+pooling of float32 NumPy images (N, C, H, W) in any layout, the (n, c) planes split over the
+compiled kernels' threads. As in native.py, each function returns True, or None where the
+kernel does not apply (nothing written), and the caller runs its portable NumPy code.
+"""
+import numpy as np
+
+from .native import _native, _split_threads, _takes
+
+__all__ = []     # used by pooling.py
+
+
+def takes_images(*arrays):
+    """Whether the pooling kernels may apply: switched on, and float32 NumPy arrays of 4-D
+    images (N, C, H, W) in any layout."""
+    return _takes(arrays, 4, any_layout=True)
+
+
+def max_pool_forward(x, y, winner, windows):
+    """Max pooling of x (N, C, H, W) into y and, where given, winner (uint8, y's shape: the
+    offset of each window's first maximum) by ``windows`` (kernel, stride, pads; the pads after
+    are implied by y's size)."""
+    if not (takes_images(x, y) and _fits(windows) and (winner is None or _winners(winner))):
+        return None
+    _native.max_pool_forward(x, y, winner, *_window_arguments(windows))
+    return True
+
+
+def max_pool_backward(dy, winner, dx, windows):
+    """Its backward: dx (N, C, H, W) written, each output's gradient added at the input its
+    winner names."""
+    if not (takes_images(dy, dx) and _fits(windows) and _winners(winner)):
+        return None
+    _native.max_pool_backward(dy, winner, dx, *_window_arguments(windows))
+    return True
+
+
+def _fits(windows):
+    """Windows the C kernels take: fewer than 256 offsets (a uint8 winner)."""
+    kernel_h, kernel_w = windows.kernel
+    return kernel_h * kernel_w < 256
+
+
+def _winners(winner):
+    return (type(winner) is np.ndarray and winner.dtype == np.uint8 and winner.ndim == 4
+            and min(winner.strides) >= 0)
+
+
+def _window_arguments(windows):
+    """The bindings' trailing arguments: kernel, stride, the pads before, the thread count."""
+    (kernel_h, kernel_w), (stride_h, stride_w) = windows.kernel, windows.stride
+    return (kernel_h, kernel_w, stride_h, stride_w, windows.pads[0][0], windows.pads[1][0],
+            _split_threads())
