@@ -5,8 +5,8 @@ and state update are about fifteen passes and as many temporaries. ``autograd/ba
 holds C loops that do such a chain in one pass (compiled for AVX-512, AVX2 or the compiler's
 baseline, chosen when the module loads), the small matrix products of batches up to 32 that
 OpenBLAS runs slowly, split over a C thread pool (``product``), and an LSTM layer's loop over
-time (max pooling's wrappers are in native_pooling.py); ``pip install`` builds them where a C compiler is found and installs without them where
-not (``setup.py``: an optional extension).
+time (max pooling's wrappers are in native_pooling.py); ``pip install`` builds them where a C
+compiler is found and installs without them where not (``setup.py``: an optional extension).
 
 Each function here returns the kernel's result, or ``None`` when the kernel does not apply
 (not built, switched off, not float32 NumPy rows): the caller then runs its portable NumPy

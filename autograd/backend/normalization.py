@@ -15,6 +15,7 @@ of channels each.
 from ..device import get_array_module
 from . import buffer_cache, native, threads
 from .layout import is_batch_last, batch_last, from_batch_last
+from .matmul import sum_rows
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
 
@@ -187,9 +188,9 @@ def layer_norm_backward(dy, xhat, invstd, scale, needs):
             dy_part, h = dy[begin:end], xhat[begin:end]
             scratch = dy_part * h
             if dscale is not None:
-                dscale += _column_sums(scratch, xp)
+                dscale += sum_rows(scratch)
             if dbias is not None:
-                dbias += _column_sums(dy_part, xp)
+                dbias += sum_rows(dy_part)
             if dx is None:
                 continue
             g = dx[begin:end]
@@ -216,14 +217,6 @@ def layer_norm_backward(dy, xhat, invstd, scale, needs):
         if dbias is not None:
             dbias += more_dbias
     return dx, dscale, dbias
-
-
-def _column_sums(block, xp):
-    """The sum of the rows of a 2-D block: a BLAS vector-matrix product on the CPU (2-3x NumPy's
-    reduction over axis 0 at these sizes)."""
-    if xp.__name__ != "numpy":
-        return block.sum(axis=0)
-    return xp.ones(block.shape[0], block.dtype) @ block
 
 
 def _block_rows(width):

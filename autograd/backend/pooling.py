@@ -124,12 +124,12 @@ def max_pool2d_forward(x, windows, with_winner=True):
 
 
 def _compiled_max_pool(x, windows, with_winner):
-    """(y, winner) by the compiled kernel (native_pooling.py), laid out as x; None where it does not
-    apply. It reads x in place, padding included, where the NumPy passes pad a copy first, and
-    keeps the winners without a pass per offset over the whole batch: (8, 64, 112, 112) 3x3
-    stride 2 took 12.5 against 36.6 ms, (1, 32, 8, 8) 2x2 0.03 against 0.08 ms at 2 threads.
-    Without winners (inference) it takes each plane separably, 5.2 against 14.4 ms and 1.0
-    against 1.7 ms for SqueezeNet's first pool; but many tiny planes cost it more per plane
+    """(y, winner) by the compiled kernel (native_pooling.py), laid out as x; None where it
+    does not apply. It reads x in place, padding included, where the NumPy passes pad a copy
+    first, and keeps the winners without a pass per offset over the whole batch: (8, 64, 112,
+    112) 3x3 stride 2 took 12.5 against 36.6 ms, (1, 32, 8, 8) 2x2 0.03 against 0.08 ms at 2
+    threads. Without winners (inference) it takes each plane separably, 5.2 against 14.4 ms and
+    1.0 against 1.7 ms for SqueezeNet's first pool; but many tiny planes cost it more per plane
     than NumPy's whole-batch passes ((8, 32, 8, 8) to 4 x 4: 0.15 against 0.07 ms), and so do
     rows that are not contiguous (a batch-last layout's W strides over the batch: each plane's
     pass reads whole cache lines for one value in eight, 18.9 against 15.0 ms), so those stay
