@@ -2,16 +2,18 @@
 
 ``p -= lr * g`` in NumPy is two passes over the parameter's size and a temporary as large as
 the gradient (``lr * g`` is written, then read back by the subtraction); PyTorch's
-``p.add_(g, alpha=-lr)`` is one fused pass. For a float32/float64 NumPy parameter and gradient
-that are both contiguous, :func:`axpy` calls BLAS's ``saxpy``/``daxpy`` (``y += a * x`` in
-place, one read of each and one write of ``y``; see blas.py for which BLAS); any other array
-(CuPy, strided, another dtype, a NumPy scalar) takes the NumPy expression. Measured at one
-thread, a (784, 512) float32 parameter: 164 us for ``p -= lr * g``, 85 us by ``saxpy``
-(PyTorch's ``add_``: 78 us).
+``p.add_(g, alpha=-lr)`` is one fused pass. For float32 NumPy arrays that are contiguous and
+do not overlap, :func:`axpy` and a whole Adam step run compiled, each one pass split over the
+compiled kernels' threads (native_update.py); other float32/float64 contiguous arrays take
+BLAS's ``saxpy``/``daxpy`` (``y += a * x`` in place, one read of each and one write of ``y``;
+see blas.py for which BLAS); anything else (CuPy, strided, another dtype, a NumPy scalar) the
+NumPy expression. Measured at one thread, a (784, 512) float32 parameter: 164 us for ``p -= lr
+* g``, 85 us by ``saxpy`` (PyTorch's ``add_``: 78 us).
 
-Rounding: BLAS may fuse ``a * x + y`` into one rounding (FMA) where NumPy rounds ``a * x``
-first, so results can differ from the NumPy expression in the last bit; every update of a
-parameter goes through the same kernel, so a replayed step still equals the eager one.
+Rounding: BLAS and the compiled kernels may fuse ``a * x + y`` into one rounding (FMA) where
+NumPy rounds ``a * x`` first, so results can differ from the NumPy expression in the last bit;
+every update of a parameter goes through the same kernel, so a replayed step still equals the
+eager one.
 
 >>> import numpy as np
 >>> p = np.array([1.0, 2.0], np.float32)
@@ -22,7 +24,7 @@ array([0., 1.], dtype=float32)
 import numpy as np
 
 from ..device import get_array_module
-from . import blas
+from . import blas, native_update
 
 __all__ = []     # reached through numpy_kernels / cupy_kernels
 
@@ -32,6 +34,8 @@ _BLAS_MIN_SIZE = 256
 
 def axpy(alpha, x, y):
     """``y += alpha * x`` in place (``y`` is written, ``x`` is not); x and y of one shape."""
+    if native_update.axpy(alpha, x, y):
+        return
     if (type(y) is np.ndarray and type(x) is np.ndarray and y.size >= _BLAS_MIN_SIZE
             and y.dtype == x.dtype and y.flags.c_contiguous and x.flags.c_contiguous
             and y.flags.writeable and blas.axpy(alpha, x, y)):
@@ -78,8 +82,6 @@ def adam_update(data, grad, state, lr, beta_1, beta_2, epsilon, weight_decay, de
     and ``state["v"]`` and the count in ``state["step"]``; one temporary of the gradient's size
     (the NumPy expression makes five)."""
     xp = get_array_module(data)
-    if not decoupled:
-        grad = with_weight_decay(grad, data, weight_decay)
     m = state.get("m")
     if m is None:
         m = state["m"] = xp.zeros_like(data)
@@ -87,6 +89,15 @@ def adam_update(data, grad, state, lr, beta_1, beta_2, epsilon, weight_decay, de
     if v is None:
         v = state["v"] = xp.zeros_like(data)
     t = state.get("step", 0) + 1
+    settings = (beta_1, beta_2, 1.0 - beta_1, 1.0 - beta_2, epsilon,
+                0.0 if decoupled else weight_decay,
+                1.0 - lr * weight_decay if decoupled else 1.0,
+                1.0 / (1.0 - beta_2 ** t), -lr / (1.0 - beta_1 ** t))
+    if native_update.adam(data, grad, m, v, settings):      # the same arithmetic, one pass
+        state["step"] = t
+        return
+    if not decoupled:
+        grad = with_weight_decay(grad, data, weight_decay)
     m *= beta_1
     axpy(1.0 - beta_1, grad, m)
     v *= beta_2

@@ -51,19 +51,20 @@ def blas_calls(monkeypatch):
 
 def test_blas_takes_contiguous_same_dtype_updates_from_256_elements(blas_calls):
     """The documented split: BLAS for C-contiguous, writeable float arrays of one dtype with
-    at least update._BLAS_MIN_SIZE elements, the NumPy expression for the rest."""
+    at least update._BLAS_MIN_SIZE elements, the NumPy expression for the rest (float64 here:
+    float32 ones go to the compiled kernel first where it is built, test_native_update.py)."""
     size = update._BLAS_MIN_SIZE
     assert size == 256
-    x, y = np.ones(size, np.float32), np.zeros(size, np.float32)
+    x, y = np.ones(size), np.zeros(size)
     numpy_kernels.axpy(0.5, x, y)
-    assert blas_calls == [(0.5, (size,), np.float32)] and (y == 0.5).all()
+    assert blas_calls == [(0.5, (size,), np.float64)] and (y == 0.5).all()
     blas_calls.clear()
-    small_y = np.zeros(size - 1, np.float32)
-    numpy_kernels.axpy(0.5, np.ones(size - 1, np.float32), small_y)
-    strided_y = np.zeros(2 * size, np.float32)[::2]
+    small_y = np.zeros(size - 1)
+    numpy_kernels.axpy(0.5, np.ones(size - 1), small_y)
+    strided_y = np.zeros(2 * size)[::2]
     numpy_kernels.axpy(0.5, x, strided_y)
-    numpy_kernels.axpy(0.5, np.ones(2 * size, np.float32)[::2], y)
-    numpy_kernels.axpy(0.5, x.astype(np.float64), y)
+    numpy_kernels.axpy(0.5, np.ones(2 * size)[::2], y)
+    numpy_kernels.axpy(0.5, x.astype(np.float32), y)
     assert blas_calls == []
     assert (small_y == 0.5).all() and (strided_y == 0.5).all() and (y == 1.5).all()
 

@@ -72,6 +72,7 @@ typedef struct {
 #include "sequence_bindings.h"
 #include "normalization_bindings.h"
 #include "pooling_bindings.h"
+#include "update_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -287,6 +288,10 @@ static PyMethodDef methods[] = {
     {"max_pool_backward", max_pool_backward, METH_VARARGS,
      "max_pool_backward(dy, winner, dx, kernel_h, kernel_w, stride_h, stride_w, top, left, "
      "threads): dx from each dy at its winner"},
+    {"axpy", axpy, METH_VARARGS,
+     "axpy(alpha, x, y, threads): y += alpha x for float32 arrays, in place"},
+    {"adam", adam, METH_VARARGS,
+     "adam(data, grad, m, v, settings, threads): one Adam step in place"},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,

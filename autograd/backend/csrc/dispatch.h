@@ -66,6 +66,8 @@ typedef void (*MaxPoolSeparable)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize
                                  Py_ssize_t, float *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                  Py_ssize_t, int, int, int, int, int, int, float *,
                                  float *);
+typedef void (*Axpy)(Py_ssize_t, float, const float *, float *);
+typedef void (*Adam)(Py_ssize_t, float *, const float *, float *, float *, const AdamSettings *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -90,6 +92,8 @@ static struct {
     ProductTransposed product_transposed;
     MaxPoolPlane max_pool_plane;
     MaxPoolSeparable max_pool_plane_separable;
+    Axpy axpy;
+    Adam adam;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -114,6 +118,8 @@ static struct {
         chosen.product_transposed = product_transposed_##suffix; \
         chosen.max_pool_plane = max_pool_plane_##suffix; \
         chosen.max_pool_plane_separable = max_pool_plane_separable_##suffix; \
+        chosen.axpy = axpy_##suffix;                  \
+        chosen.adam = adam_##suffix;                  \
     } while (0)
 
 static void choose_instruction_set(void)

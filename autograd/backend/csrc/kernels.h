@@ -26,3 +26,4 @@
 #include "kernel_products.h"
 #include "kernel_attention.h"
 #include "kernel_pooling.h"
+#include "kernel_update.h"
