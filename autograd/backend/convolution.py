@@ -15,7 +15,8 @@ y needs no pass of its own and the dW GEMM gives db as its last column.
 Wide 3x3, stride-1 layers on NumPy take Winograd F(4x4, 3x3) instead (winograd.py); the rule
 that picks it is :func:`winograd.applies`. One small NumPy image (batch 1, columns of at most
 SMALL_IMAGE_COLUMNS elements) skips the batched path's layout, threads and buffer cache: its
-columns are one copy of its windows and y one GEMM, in C order (the latency of batch 1).
+columns are one gather by a cached index and y one GEMM, in C order (the latency of batch 1;
+convolution_small_image.py).
 benchmarks/NOTES.md has the measurements behind every choice here.
 
 >>> import numpy as np
@@ -30,8 +31,8 @@ import numpy as np
 
 from ..device import get_array_module
 from . import buffer_cache, native, threads, winograd
-from .matmul import matmul as _product
-from .im2col import pad2d, unpad2d, offset_slice, columns, window_view
+from . import convolution_small_image as small_image
+from .im2col import pad2d, offset_slice, columns
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
@@ -58,10 +59,10 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     out_size = None if context.winograd else _small_image_output(x, W, geometry, pads)
     context.small_image = out_size is not None
     if context.small_image:
-        y, cols, context.padded_shape = _forward_small_image(x, W, b, geometry, pads, out_size)
+        y, cols, index = small_image.forward(x, W, b, pads, out_size, geometry.kernel,
+                                             geometry.stride, geometry.dilation)
         needs = needs or (False, False)
-        context.saved = (cols if needs[1] else None, W if needs[0] else None)
-        context.out_size = out_size
+        context.saved = (cols if needs[1] else None, W if needs[0] else None, index)
         return y, context
     if context.winograd:
         y = _forward_by_winograd(context, x, W, needs)
@@ -73,8 +74,8 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     return _forward_by_columns(context, x, W, b, needs), context
 
 
-# One image whose column matrix has at most this many elements takes _forward_small_image
-# and _gradients_small_image: one copy into the columns and one GEMM, ~30-70 us for a forward
+# One image whose column matrix has at most this many elements takes convolution_small_image:
+# one gather into the columns and one GEMM, ~30-70 us for a forward
 # where the batched path's layout, thread and buffer steps cost 130-190 us; from ~28K
 # elements the batched path's threaded copy is faster (benchmarks/NOTES.md, twelfth session).
 SMALL_IMAGE_COLUMNS = 1 << 14
@@ -82,47 +83,13 @@ SMALL_IMAGE_COLUMNS = 1 << 14
 
 def _small_image_output(x, W, geometry, pads):
     """(OH, OW) where x is one NumPy image of one group whose columns are small enough for
-    :func:`_forward_small_image`, else None."""
+    convolution_small_image.py, else None."""
     if type(x) is not np.ndarray or x.shape[0] != 1 or geometry.groups != 1:
         return None
     out_h, out_w = geometry.output_size(x.shape[2:], pads)
     if out_h * out_w * W.shape[1] * W.shape[2] * W.shape[3] > SMALL_IMAGE_COLUMNS:
         return None
     return out_h, out_w
-
-
-def _forward_small_image(x, W, b, geometry, pads, out_size):
-    """y = conv2d(x, W) + b of one image x (1, C, H, W), its columns and the padded shape: the
-    padded image's windows copied once into columns (C * kh * kw, OH * OW), y = W (O, C * kh *
-    kw) @ columns, which is (O, OH * OW): y (1, O, OH, OW) in C order."""
-    padded = np.ascontiguousarray(pad2d(x, *pads))
-    cols = window_view(padded, geometry.kernel, out_size, geometry.stride,
-                       geometry.dilation).reshape(-1, out_size[0] * out_size[1])   # the copy
-    y = _product(W.reshape(W.shape[0], -1), cols)    # few output channels: small products
-    if b is not None:
-        y += b.reshape(-1, 1).astype(y.dtype, copy=False)
-    return y.reshape((1, W.shape[0]) + tuple(out_size)), cols, padded.shape
-
-
-def _gradients_small_image(context, dy, needs):
-    """dx and dW (None where not wanted) of :func:`_forward_small_image`'s convolution, with dy
-    as rows (O, OH * OW): dW = rows @ columns^T; dcolumns = W^T @ rows, each kernel offset's
-    block added back into the padded image at its strided place (col2im), the padding cut."""
-    cols, W = context.saved            # each kept only where its gradient needs it
-    geometry = context.geometry
-    out_channels = context.weight_shape[0]
-    rows = dy.reshape(out_channels, -1)
-    dW = np.matmul(rows, cols.T).reshape(context.weight_shape) if needs[1] else None
-    if not needs[0]:
-        return None, dW
-    (kh, kw), (out_h, out_w) = geometry.kernel, context.out_size
-    dcols = np.matmul(W.reshape(out_channels, -1).T, rows).reshape(-1, kh, kw, out_h, out_w)
-    dpadded = np.zeros(context.padded_shape, dcols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            dpadded[offset_slice(i, j, out_h, out_w, geometry.stride,
-                                 geometry.dilation)] += dcols[:, i, j]
-    return unpad2d(dpadded, *context.pads), dW
 
 
 def _forward_by_winograd(context, x, W, needs):
@@ -248,7 +215,8 @@ def backward(context, dy, needs):
     groups = context.geometry.groups
     dx = dW = db = None
     if context.small_image:
-        dx, dW = _gradients_small_image(context, dy, needs)
+        dx, dW = small_image.gradients(*context.saved, dy, context.input_shape,
+                                       context.weight_shape, needs)
     elif context.winograd:
         V, U = context.saved
         dx, dW = winograd.backward(V, U, dy, context.input_shape, *context.pads, needs,

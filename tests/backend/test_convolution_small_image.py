@@ -1,12 +1,12 @@
-"""One small image's convolution (convolution._forward_small_image and _gradients_small_image:
-one copy into the columns and one GEMM) against the direct sums written here, forward and
+"""One small image's convolution (convolution_small_image.py: its columns gathered by a cached
+index, one GEMM, the columns' gradient scattered back by the same index) against the direct sums written here, forward and
 gradients, on every geometry, layout and dtype; and the rule that sends a convolution there:
 one NumPy image, one group, at most SMALL_IMAGE_COLUMNS elements of columns."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from autograd.backend import convolution
+from autograd.backend import convolution, convolution_small_image
 from autograd.geometry import ConvGeometry
 from tests.backend.test_convolution_mutants import direct_conv
 from tests.layouts import stored_batch_last
@@ -14,14 +14,14 @@ from tests.layouts import stored_batch_last
 
 @pytest.fixture
 def small_calls(monkeypatch):
-    """The shapes of x every call of _forward_small_image got, passed through."""
+    """The shapes of x every call of the small-image forward got, passed through."""
     calls = []
-    real = convolution._forward_small_image
+    real = convolution_small_image.forward
 
     def recorded(x, *args):
         calls.append(x.shape)
         return real(x, *args)
-    monkeypatch.setattr(convolution, "_forward_small_image", recorded)
+    monkeypatch.setattr(convolution_small_image, "forward", recorded)
     return calls
 
 
@@ -68,7 +68,7 @@ def test_one_small_image_has_the_gradients_of_the_direct_convolution(
     y, context = convolution.forward(x, W, b, geometry, pads, needs)
     np.testing.assert_allclose(y, direct_conv(x, W, b, stride, dilation, pads, 1), rtol=1e-12,
                                atol=1e-12)
-    columns, weights = context.saved       # each kept only for the gradient that needs it
+    columns, weights, _ = context.saved    # each kept only for the gradient that needs it
     assert (columns is not None) == needs[1] and (weights is not None) == needs[0]
     dy = rng.standard_normal(y.shape)
     dx, dW, db = convolution.backward(context, dy, needs)
@@ -186,3 +186,19 @@ def test_a_layer_that_takes_winograd_keeps_it_for_one_small_image(monkeypatch):
     assert context.winograd and not context.small_image
     np.testing.assert_allclose(y, direct_conv(x, W, None, (1, 1), (1, 1), pads, 1), rtol=1e-10,
                                atol=1e-10)
+
+
+def test_the_window_index_is_built_once_per_geometry_and_read_only():
+    """Entry [(c, i, j), (oh, ow)] is where offset (i, j) of output (oh, ow) reads channel c
+    (C order), or C * H * W (the zero after the values) in the padding; one read-only array
+    per geometry, reused by every call."""
+    index = convolution_small_image.window_index((2, 3, 3), (2, 2), (2, 2), (2, 2), (1, 1),
+                                                 ((1, 0), (1, 0)))
+    zero = 2 * 3 * 3
+    # output (0, 0) of channel 0 reads rows -1..0 and columns -1..0: padding but (0, 0)
+    np.testing.assert_array_equal(index[0:4, 0], [zero, zero, zero, 0])
+    # output (1, 1) of channel 1 reads rows 1..2, columns 1..2 of the second plane
+    np.testing.assert_array_equal(index[4:8, 3], [9 + 4, 9 + 5, 9 + 7, 9 + 8])
+    again = convolution_small_image.window_index((2, 3, 3), (2, 2), (2, 2), (2, 2), (1, 1),
+                                                 ((1, 0), (1, 0)))
+    assert again is index and not index.flags.writeable
