@@ -39,10 +39,14 @@ def matmul(a, b):
     """a @ b with NumPy's rules (batched, broadcast batch dimensions, 1-D operands)."""
     if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
         return a @ b
-    rows, inner = a.shape
-    out = buffer_cache.empty(np, (rows, b.shape[1]), a.dtype)
+    return _product_into(a, b, buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype))
+
+
+def _product_into(a, b, out):
+    """out = a @ b for 2-D a, b and out of one dtype, by the kernel that does it fastest."""
     if native.product(a, b, out):
         return out
+    rows, inner = a.shape
     if inner == 1:
         if out.size < _OUTER_BY_BLAS_MIN_SIZE or not _outer_by_gemm(a, b, out):
             np.multiply(a, b, out=out)               # (m, 1) * (1, n): the outer product
@@ -142,6 +146,15 @@ def matmul_add(a, b, c):
         _fill(out, c)
         if blas.gemm(a, b, out):
             return out
-    out = matmul(a, b)
+    if (type(c) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype == c.dtype
+            and c.size == b.shape[1] and (c.ndim == 1 or c.ndim == 2 and c.shape[0] == 1)):
+        # a bias row: added by the compiled product where each thread stores its sums (a pass
+        # of its own after a product split over threads reads half of it from the other core)
+        out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
+        if native.product(a, b, out, c.reshape(-1)):
+            return out
+        out = _product_into(a, b, out)
+    else:
+        out = matmul(a, b)
     out += c
     return out

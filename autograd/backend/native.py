@@ -269,10 +269,11 @@ def attention_backward(q, k, v, p, y, dy, dq, dk, dv, scale, causal, start, stop
     return True
 
 
-def product(a, b, out):
-    """``out = a @ b`` for 2-D float32 NumPy arrays by the compiled small products, split over
-    autograd's threads, where they beat NumPy's BLAS (matmul.py's ``matmul``); True, or None
-    where they do not apply (then nothing was written). Measured against OpenBLAS at 2 threads
+def product(a, b, out, bias=None):
+    """``out = a @ b`` (``+ bias``, a float32 vector of out's width added to every row, where
+    given) for 2-D float32 NumPy arrays by the compiled small products, split over autograd's
+    threads, where they beat NumPy's BLAS (matmul.py's ``matmul``); True, or None where they do
+    not apply (then nothing was written). Measured against OpenBLAS at 2 threads
     (benchmarks/NOTES.md, fifteenth session):
 
     - one row times a matrix (a GEMV) or 2-32 rows of a, b 32 wide or more and 32 tall or
@@ -297,7 +298,13 @@ def product(a, b, out):
     elif not (rows == 1 or rows <= most and columns >= _FEW_ROWS_MIN_COLUMNS
               and inner >= _FEW_ROWS_MIN_INNER):
         return None
-    _native.product(a, b, out, _split_threads())
+    if bias is None:
+        _native.product(a, b, out, _split_threads())
+        return True
+    if not (type(bias) is np.ndarray and bias.dtype == _FLOAT32 and bias.ndim == 1
+            and bias.shape[0] == columns and (bias.strides[0] == 4 or columns == 1)):
+        return None
+    _native.product(a, b, out, _split_threads(), _PRODUCT_MIN_WORK_PER_THREAD, bias)
     return True
 
 
@@ -312,6 +319,7 @@ def _most_rows(b):
     return None
 
 
+_PRODUCT_MIN_WORK_PER_THREAD = 1 << 15     # the C kernel's default
 _SHORT_INNER = 8              # the C kernel's PRODUCT_SHORT_INNER: summed row by row of out
 _SHORT_INNER_MIN_OUTPUTS = 4096
 _FEW_ROWS = 32                # b with contiguous rows

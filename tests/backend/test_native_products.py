@@ -41,20 +41,29 @@ def expect_product(a, b, c):
        columns=st.one_of(st.integers(1, 40), st.integers(250, 300)),
        a_layout=st.sampled_from(["plain", "transposed", "strided"]),
        b_layout=st.sampled_from(["plain", "transposed", "strided"]),
-       threads=st.sampled_from([1, 2, 3]), seed=st.integers(0, 2 ** 16))
+       threads=st.sampled_from([1, 2, 3]), with_bias=st.booleans(),
+       seed=st.integers(0, 2 ** 16))
 def test_product_matches_numpy(instruction_set, rows, inner, columns, a_layout, b_layout,
-                               threads, seed):
+                               threads, with_bias, seed):
     """Every band of rows, the one-row panel (256 columns) and its tail, the row-by-row path
     of short inner dimensions (up to 8), b transposed read as dot products; split over up to
-    three threads with no size floor (min_work_per_thread=1)."""
+    three threads with no size floor (min_work_per_thread=1); with a bias row added to every
+    row of c by each path, or none."""
     rng = np.random.default_rng(seed)
     a = stored(rng, (rows, inner), a_layout)
     b = stored(rng, (inner, columns), b_layout)
     if b_layout == "transposed" and a_layout != "plain" and inner > 1:
         a = np.ascontiguousarray(a)          # the dot products read a's rows contiguously
     c = np.full((rows, columns), np.nan, np.float32)
-    native._native.product(a, b, c, threads, 1)
-    expect_product(a, b, c)
+    if not with_bias:
+        native._native.product(a, b, c, threads, 1)
+        expect_product(a, b, c)
+        return
+    bias = rng.standard_normal(columns).astype(np.float32)
+    native._native.product(a, b, c, threads, 1, bias)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    bound = max(inner, 1) / 8 * (np.abs(a64) @ np.abs(b64)) + np.abs(bias) / 8
+    close(c, a64 @ b64 + bias, bound)
 
 
 @pytest.mark.parametrize("shape", [(1, 784, 512), (8, 784, 512), (784, 1, 512), (784, 8, 512),
@@ -252,3 +261,38 @@ def test_the_binding_refuses_a_read_only_result_and_a_bad_work_floor():
         native._native.product(a, b, c, 2)
     with pytest.raises(ValueError, match="product: expected a positive min_work_per_thread"):
         native._native.product(a, b, np.ones((2, 4), np.float32), 2, 0)
+
+
+@pytest.mark.parametrize("bias_shape", [(300,), (1, 300)])
+@pytest.mark.parametrize("rows", [1, 5, 8])
+def test_matmul_add_puts_a_bias_row_in_the_compiled_product(monkeypatch, rows, bias_shape):
+    """A bias row (c of n values, 1-D or (1, n)) rides in the compiled product: one call, and
+    the sum a @ b + c; a full matrix c is added after the product."""
+    monkeypatch.setitem(native._state, "enabled", True)     # a module fixture may have it off
+    calls = []
+    real = native._native.product
+
+    def recorded(*arguments):
+        calls.append(len(arguments))
+        return real(*arguments)
+    monkeypatch.setattr(native._native, "product", recorded)
+    rng = np.random.default_rng(rows)
+    a = rng.standard_normal((rows, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 300)).astype(np.float32)
+    c = rng.standard_normal(bias_shape).astype(np.float32)
+    y = backend_matmul.matmul_add(a, b, c)
+    assert calls == [6]                          # the bias passed to the kernel
+    np.testing.assert_allclose(y, a.astype(np.float64) @ b + c, rtol=1e-5, atol=1e-4)
+    full = rng.standard_normal((rows, 300)).astype(np.float32)
+    calls.clear()
+    np.testing.assert_allclose(backend_matmul.matmul_add(a, b, full),
+                               a.astype(np.float64) @ b + full, rtol=1e-5, atol=1e-4)
+    assert calls == ([6] if rows == 1 else [4])     # one row of c is a bias row
+
+
+def test_the_binding_refuses_a_bias_of_the_wrong_length():
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    c = np.zeros((2, 4), np.float32)
+    with pytest.raises(ValueError, match="product: expected bias of 4 elements, got 3"):
+        native._native.product(a, b, c, 1, 1, np.ones(3, np.float32))
+    assert not c.any()

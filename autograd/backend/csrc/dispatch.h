@@ -51,13 +51,14 @@ typedef void (*AttentionBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t
                                   Py_ssize_t, Heads, Heads, Heads, Heads, Heads, Heads, Heads,
                                   Heads, Heads, float, int, float *);
 typedef void (*FewRowsProduct)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Left, const float *,
-                               Py_ssize_t, float *, Py_ssize_t);
+                               Py_ssize_t, float *, Py_ssize_t, const float *);
 typedef void (*VectorPanel)(Py_ssize_t, const float *, Py_ssize_t, const float *, Py_ssize_t,
-                            float *);
+                            float *, const float *);
 typedef void (*ProductRow)(Py_ssize_t, Py_ssize_t, const float *, Py_ssize_t, const float *,
-                           Py_ssize_t, float *, float);
+                           Py_ssize_t, float *, float, const float *);
 typedef void (*ProductTransposed)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *, Py_ssize_t,
-                                  const float *, Py_ssize_t, float *, Py_ssize_t);
+                                  const float *, Py_ssize_t, float *, Py_ssize_t,
+                                  const float *);
 typedef void (*MaxPoolPlane)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                              float *, Py_ssize_t, Py_ssize_t, unsigned char *, Py_ssize_t,
                              Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int,

@@ -15,13 +15,15 @@
 #endif
 #define TILE_COLUMNS 32
 
-/* c = alpha a b for one tile of `rows` rows (at most TILE_ROWS; a constant where it is
- * inlined, so that the sums stay in registers): a (rows, k), b (k, TILE_COLUMNS) with row
- * stride ldb. */
+/* c = alpha a b (+ bias, TILE_COLUMNS values for every row; NULL: none) for one tile of
+ * `rows` rows (at most TILE_ROWS; a constant where it is inlined, so that the sums stay in
+ * registers): a (rows, k), b (k, TILE_COLUMNS) with row stride ldb. The bias is added where
+ * the sums are stored, by the thread that wrote them: as a pass of its own after a product
+ * split over threads, it read every line back from the other core's cache. */
 static inline void KERNEL(product_tile_of)(
     const int rows, Py_ssize_t k, const float *restrict a, Py_ssize_t a_row,
     Py_ssize_t a_column, const float *restrict b, Py_ssize_t ldb, float *restrict c,
-    Py_ssize_t ldc, float alpha)
+    Py_ssize_t ldc, float alpha, const float *restrict bias)
 {
     float sum[TILE_ROWS][TILE_COLUMNS];
     for (int r = 0; r < rows; r++)
@@ -37,23 +39,29 @@ static inline void KERNEL(product_tile_of)(
                 sum[r][j] += x * row[j];
         }
     }
-    for (int r = 0; r < rows; r++)
-        for (int j = 0; j < TILE_COLUMNS; j++)
-            c[r * ldc + j] = alpha * sum[r][j];
+    if (bias != NULL)
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < TILE_COLUMNS; j++)
+                c[r * ldc + j] = alpha * sum[r][j] + bias[j];
+    else
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < TILE_COLUMNS; j++)
+                c[r * ldc + j] = alpha * sum[r][j];
 }
 
 static inline void KERNEL(product_tile)(
     Py_ssize_t k, const float *restrict a, Py_ssize_t a_row, Py_ssize_t a_column,
     const float *restrict b, Py_ssize_t ldb, float *restrict c, Py_ssize_t ldc, float alpha)
 {
-    KERNEL(product_tile_of)(TILE_ROWS, k, a, a_row, a_column, b, ldb, c, ldc, alpha);
+    KERNEL(product_tile_of)(TILE_ROWS, k, a, a_row, a_column, b, ldb, c, ldc, alpha, NULL);
 }
 
-/* One row of c = alpha a b where the tiles do not reach: c (width) from a's row (k elements,
- * a_column apart). */
+/* One row of c = alpha a b (+ bias, width values; NULL: none) where the tiles do not reach:
+ * c (width) from a's row (k elements, a_column apart). */
 static inline void KERNEL(product_row)(
     Py_ssize_t width, Py_ssize_t k, const float *restrict a, Py_ssize_t a_column,
-    const float *restrict b, Py_ssize_t ldb, float *restrict c, float alpha)
+    const float *restrict b, Py_ssize_t ldb, float *restrict c, float alpha,
+    const float *restrict bias)
 {
     for (Py_ssize_t j = 0; j < width; j++)
         c[j] = 0.0f;
@@ -63,6 +71,9 @@ static inline void KERNEL(product_row)(
         for (Py_ssize_t j = 0; j < width; j++)
             c[j] += x * row[j];
     }
+    if (bias != NULL)
+        for (Py_ssize_t j = 0; j < width; j++)
+            c[j] += bias[j];
 }
 
 /* c (VECTOR_PANEL) = a b for one row a (k elements, a_column apart): the product of a batch of
@@ -70,7 +81,7 @@ static inline void KERNEL(product_row)(
 #define VECTOR_PANEL 256
 static inline void KERNEL(vector_panel)(
     Py_ssize_t k, const float *restrict a, Py_ssize_t a_column, const float *restrict b,
-    Py_ssize_t ldb, float *restrict c)
+    Py_ssize_t ldb, float *restrict c, const float *restrict bias)
 {
     float sum[VECTOR_PANEL];
     /* The first row sets the sums: zeroing the array first was a `rep stos` of a quarter of
@@ -84,8 +95,12 @@ static inline void KERNEL(vector_panel)(
         for (int j = 0; j < VECTOR_PANEL; j++)
             sum[j] += x * row[j];
     }
-    for (int j = 0; j < VECTOR_PANEL; j++)
-        c[j] = sum[j];
+    if (bias != NULL)
+        for (int j = 0; j < VECTOR_PANEL; j++)
+            c[j] = sum[j] + bias[j];
+    else
+        for (int j = 0; j < VECTOR_PANEL; j++)
+            c[j] = sum[j];
 }
 
 /* c (m, n) = alpha a (m, k) b (k, n), b and c row-major with their row strides, less what
@@ -114,20 +129,20 @@ static void KERNEL(small_product)(
                                      c + i * ldc + from, ldc, alpha);
             for (Py_ssize_t r = 0; r < TILE_ROWS && from < columns; r++)
                 KERNEL(product_row)(columns - from, stop - start, a_start + r * a.row, a.column,
-                                    b_start + from, ldb, c + (i + r) * ldc + from, alpha);
+                                    b_start + from, ldb, c + (i + r) * ldc + from, alpha, NULL);
             i = last;
         } else
             KERNEL(product_row)(columns, stop - start, a_start, a.column, b_start, ldb,
-                                c + i * ldc, alpha);
+                                c + i * ldc, alpha, NULL);
     }
 }
 
-/* c (m, n) = a (m, k) w^T for w (n, k) with contiguous rows: c[i, j] = a_i . w_j, four rows of
- * w at a time (each read once from memory, then from L1 for every row of a); a's rows are
- * contiguous, lda apart. */
+/* c (m, n) = a (m, k) w^T (+ bias, n values; NULL: none) for w (n, k) with contiguous rows:
+ * c[i, j] = a_i . w_j, four rows of w at a time (each read once from memory, then from L1 for
+ * every row of a); a's rows are contiguous, lda apart. */
 static void KERNEL(product_transposed)(
     Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, const float *a, Py_ssize_t lda,
-    const float *w, Py_ssize_t ldw, float *c, Py_ssize_t ldc)
+    const float *w, Py_ssize_t ldw, float *c, Py_ssize_t ldc, const float *bias)
 {
     Py_ssize_t j = 0;
     for (; j + 4 <= n; j += 4) {
@@ -154,41 +169,45 @@ static void KERNEL(product_transposed)(
                 t3 += x[p] * w3[p];
             }
             float *row = c + i * ldc + j;
-            row[0] = t0;
-            row[1] = t1;
-            row[2] = t2;
-            row[3] = t3;
+            row[0] = bias != NULL ? t0 + bias[j] : t0;
+            row[1] = bias != NULL ? t1 + bias[j + 1] : t1;
+            row[2] = bias != NULL ? t2 + bias[j + 2] : t2;
+            row[3] = bias != NULL ? t3 + bias[j + 3] : t3;
         }
     }
     for (; j < n; j++)
-        for (Py_ssize_t i = 0; i < m; i++)
-            c[i * ldc + j] = KERNEL(row_dot)(k, a + i * lda, w + j * ldw);
+        for (Py_ssize_t i = 0; i < m; i++) {
+            float dot = KERNEL(row_dot)(k, a + i * lda, w + j * ldw);
+            c[i * ldc + j] = bias != NULL ? dot + bias[j] : dot;
+        }
 }
 
-/* `rows` rows of c (m, n) = a b from a tile of that many rows, then row by row past the last
- * whole tile of columns. */
+/* `rows` rows of c (m, n) = a b (+ bias) from a tile of that many rows, then row by row past
+ * the last whole tile of columns. */
 static inline void KERNEL(product_band)(
     const int rows, Py_ssize_t n, Py_ssize_t k, const float *a, Py_ssize_t a_row,
-    Py_ssize_t a_column, const float *b, Py_ssize_t ldb, float *c, Py_ssize_t ldc)
+    Py_ssize_t a_column, const float *b, Py_ssize_t ldb, float *c, Py_ssize_t ldc,
+    const float *bias)
 {
     Py_ssize_t j = 0;
     for (; j + TILE_COLUMNS <= n; j += TILE_COLUMNS)
-        KERNEL(product_tile_of)(rows, k, a, a_row, a_column, b + j, ldb, c + j, ldc, 1.0f);
+        KERNEL(product_tile_of)(rows, k, a, a_row, a_column, b + j, ldb, c + j, ldc, 1.0f,
+                                bias != NULL ? bias + j : NULL);
     for (int r = 0; r < rows && j < n; r++)
         KERNEL(product_row)(n - j, k, a + r * a_row, a_column, b + j, ldb, c + r * ldc + j,
-                            1.0f);
+                            1.0f, bias != NULL ? bias + j : NULL);
 }
 
-/* c (m, n) = a (m, k) b (k, n) for a few rows (a batch of 2 to 32 through a linear layer):
- * bands of TILE_ROWS rows, then of 4, 2 and 1, so that no row is left to the one-row loop that
- * reads all of b once per row. */
+/* c (m, n) = a (m, k) b (k, n) (+ bias, n values for every row; NULL: none) for a few rows
+ * (a batch of 2 to 32 through a linear layer): bands of TILE_ROWS rows, then of 4, 2 and 1, so
+ * that no row is left to the one-row loop that reads all of b once per row. */
 static void KERNEL(few_rows_product)(
     Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, Left a, const float *b, Py_ssize_t ldb, float *c,
-    Py_ssize_t ldc)
+    Py_ssize_t ldc, const float *bias)
 {
     Py_ssize_t i = 0;
 #define BAND(rows) KERNEL(product_band)(rows, n, k, a.data + i * a.row, a.row, a.column, b, \
-                                        ldb, c + i * ldc, ldc)
+                                        ldb, c + i * ldc, ldc, bias)
     for (; i + TILE_ROWS <= m; i += TILE_ROWS)
         BAND(TILE_ROWS);
 #if TILE_ROWS > 4

@@ -12,6 +12,8 @@
  * it, waking a worker costs more than it saves. */
 #define PRODUCT_MIN_WORK_PER_THREAD (1 << 15)
 
+#define BIAS_FROM(x, column) ((x)->bias != NULL ? (x)->bias + (column) : NULL)
+
 typedef struct {
     Py_ssize_t m, n, k;
     Left a;
@@ -21,6 +23,7 @@ typedef struct {
     float *c;
     Py_ssize_t ldc;
     Py_ssize_t block;          /* columns of c per chunk */
+    const float *bias;         /* n values added to every row of c, or NULL */
 } Product;
 
 /* Rows [start, stop) of c, each written whole: a product with a short inner dimension (an
@@ -35,10 +38,11 @@ static void product_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
         float *c_row = x->c + i * x->ldc;
         Py_ssize_t j = 0;
         for (; j + VECTOR_PANEL <= x->n; j += VECTOR_PANEL)
-            chosen.vector_panel(x->k, a_row, x->a.column, x->b + j, x->ldb, c_row + j);
+            chosen.vector_panel(x->k, a_row, x->a.column, x->b + j, x->ldb, c_row + j,
+                                BIAS_FROM(x, j));
         if (j < x->n)
             chosen.product_row(x->n - j, x->k, a_row, x->a.column, x->b + j, x->ldb, c_row + j,
-                               1.0f);
+                               1.0f, BIAS_FROM(x, j));
     }
 }
 
@@ -48,7 +52,8 @@ static void product_chunk(void *context, Py_ssize_t start, Py_ssize_t stop)
     if (x->transposed) {          /* chunks of four columns of c: four rows of w */
         Py_ssize_t first = 4 * start, last = 4 * stop < x->n ? 4 * stop : x->n;
         chosen.product_transposed(x->m, last - first, x->k, x->a.data, x->a.row,
-                                  x->b + first * x->ldb, x->ldb, x->c + first, x->ldc);
+                                  x->b + first * x->ldb, x->ldb, x->c + first, x->ldc,
+                                  BIAS_FROM(x, first));
         return;
     }
     Py_ssize_t first = x->block * start;
@@ -56,10 +61,12 @@ static void product_chunk(void *context, Py_ssize_t start, Py_ssize_t stop)
     Py_ssize_t j = first;
     if (x->m == 1)
         for (; j + VECTOR_PANEL <= last; j += VECTOR_PANEL)
-            chosen.vector_panel(x->k, x->a.data, x->a.column, x->b + j, x->ldb, x->c + j);
+            chosen.vector_panel(x->k, x->a.data, x->a.column, x->b + j, x->ldb, x->c + j,
+                                BIAS_FROM(x, j));
     for (; j < last; j += PRODUCT_PANEL) {
         Py_ssize_t width = last - j < PRODUCT_PANEL ? last - j : PRODUCT_PANEL;
-        chosen.few_rows_product(x->m, width, x->k, x->a, x->b + j, x->ldb, x->c + j, x->ldc);
+        chosen.few_rows_product(x->m, width, x->k, x->a, x->b + j, x->ldb, x->c + j, x->ldc,
+                                BIAS_FROM(x, j));
     }
 }
 
@@ -119,18 +126,19 @@ static int take_matrix(const char *kernel, const char *name, PyObject *object,
     return 0;
 }
 
-/* product(a, b, c, threads[, min_work_per_thread]): c = a @ b. a (m, k) any layout; b (k, n)
- * with contiguous rows or contiguous columns (a transposed matrix; then a's rows must be
- * contiguous); c (m, n) with contiguous rows, written. It runs on at most `threads` threads,
- * each with at least min_work_per_thread multiply-adds (the tests give 1 to split tiny
- * products). */
+/* product(a, b, c, threads[, min_work_per_thread[, bias]]): c = a @ b (+ bias, a contiguous
+ * float32 vector of n values added to every row, where given and not None). a (m, k) any
+ * layout; b (k, n) with contiguous rows or contiguous columns (a transposed matrix; then a's
+ * rows must be contiguous); c (m, n) with contiguous rows, written. It runs on at most
+ * `threads` threads, each with at least min_work_per_thread multiply-adds (the tests give 1 to
+ * split tiny products). */
 static PyObject *product(PyObject *self, PyObject *args)
 {
-    PyObject *objects[3];
+    PyObject *objects[3], *bias = Py_None;
     int threads;
     Py_ssize_t min_work = PRODUCT_MIN_WORK_PER_THREAD;
-    if (!PyArg_ParseTuple(args, "OOOi|n:product", &objects[0], &objects[1], &objects[2],
-                          &threads, &min_work))
+    if (!PyArg_ParseTuple(args, "OOOi|nO:product", &objects[0], &objects[1], &objects[2],
+                          &threads, &min_work, &bias))
         return NULL;
     if (min_work < 1) {
         PyErr_Format(PyExc_ValueError, "product: expected a positive min_work_per_thread, got "
@@ -153,18 +161,27 @@ static PyObject *product(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_ssize_t a_column = views[0].strides[1] / 4;
+    Py_buffer bias_view;
+    float *bias_data;
+    if (take_optional_vector("product", "bias", bias, &bias_view, 0, n, &bias_data) < 0) {
+        release_views(views, 3);
+        return NULL;
+    }
     Product x = {m, n, k, {(const float *)views[0].buf, views[0].strides[0] / 4, a_column},
-                 NULL, 0, 0, (float *)views[2].buf, views[2].strides[0] / 4, product_block(m)};
+                 NULL, 0, 0, (float *)views[2].buf, views[2].strides[0] / 4, product_block(m),
+                 bias_data};
     if (set_b(&views[1], &x) < 0 || (x.transposed && a_column != 1 && k > 1)
             || (views[2].strides[1] != 4 && n > 1)) {
         PyErr_SetString(PyExc_ValueError, "product: expected b with contiguous rows or "
                         "columns (with contiguous rows of a), and c with contiguous rows");
+        release_vector(&bias_view);
         release_views(views, 3);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
     run_product(&x, threads, min_work);
     Py_END_ALLOW_THREADS
+    release_vector(&bias_view);
     release_views(views, 3);
     Py_RETURN_NONE;
 }

@@ -50,7 +50,7 @@ static PyObject *lstm_sequence_forward(PyObject *self, PyObject *args)
     if (take_heads(kernel, "x_gates", o[0], &views[0], 0, first, &x_gates) < 0)
         return NULL;
     Py_ssize_t steps = first[0], batch = first[2], hidden = first[3] / 4;
-    Product x;
+    Product x = {0};       /* no bias: the gates' biases are in x_gates */
     if (first[3] % 4 != 0 || hidden < 1) {
         PyErr_Format(PyExc_ValueError, "%s: expected x_gates 4H wide, got %zd", kernel,
                      first[3]);
@@ -123,7 +123,7 @@ static PyObject *lstm_sequence_backward(PyObject *self, PyObject *args)
             release_views(views, k + 1);
             return NULL;
         }
-    Product x;
+    Product x = {0};       /* no bias: the gates' biases are in x_gates */
     if (take_weight(kernel, "W_hh_T", o[9], &views[9], 4 * hidden, hidden, &x) < 0) {
         release_views(views, 9);
         return NULL;
