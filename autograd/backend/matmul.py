@@ -39,13 +39,15 @@ def matmul(a, b):
     """a @ b with NumPy's rules (batched, broadcast batch dimensions, 1-D operands)."""
     if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
         return a @ b
-    return _product_into(a, b, buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype))
-
-
-def _product_into(a, b, out):
-    """out = a @ b for 2-D a, b and out of one dtype, by the kernel that does it fastest."""
+    out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
     if native.product(a, b, out):
         return out
+    return _blas_product_into(a, b, out)
+
+
+def _blas_product_into(a, b, out):
+    """out = a @ b for 2-D a, b and out of one dtype where the compiled products do not apply:
+    NumPy's BLAS, or the outer product as a GEMM or a broadcast multiply."""
     rows, inner = a.shape
     if inner == 1:
         if out.size < _OUTER_BY_BLAS_MIN_SIZE or not _outer_by_gemm(a, b, out):
@@ -153,7 +155,8 @@ def matmul_add(a, b, c):
         out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
         if native.product(a, b, out, c.reshape(-1)):
             return out
-        out = _product_into(a, b, out)
+        # refused: the product is not one the kernels take (or, rarely, c is a strided row)
+        out = _blas_product_into(a, b, out)
     else:
         out = matmul(a, b)
     out += c
