@@ -87,7 +87,7 @@ def _windows(name, x, kernel_size, stride, padding, ceil_mode, pad_mode):
     return checked
 
 
-_CHECKED = {}            # (name, input shape, arguments) -> (Windows, ConvGeometry)
+_CHECKED: dict = {}      # (name, input shape, arguments) -> (Windows, ConvGeometry)
 _CHECKED_LIMIT = 1024    # distinct keys kept; later ones are checked per call
 
 
