@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import autograd
-from autograd.backend import native, native_update, numpy_kernels, update
+from autograd.backend import native, native_update, numpy_kernels
+from tests.backend.test_update import adam_reference, adam_steps
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -70,35 +71,14 @@ def test_axpy_split_over_threads_gives_the_bits_of_one_and_writes_only_y(thread_
     assert np.all(memory[:32] == 7) and np.all(memory[32 + size:] == 7)
 
 
-def _adam_reference(p, gradients, lr, weight_decay, decoupled, beta_1=0.9, beta_2=0.999,
-                    epsilon=1e-8):
-    p = p.astype(np.float64)
-    m = v = np.zeros_like(p)
-    for t, g in enumerate(gradients, start=1):
-        if not decoupled:
-            g = g + weight_decay * p
-        m = beta_1 * m + (1 - beta_1) * g
-        v = beta_2 * v + (1 - beta_2) * g * g
-        if decoupled:
-            p = p * (1 - lr * weight_decay)
-        p = p - lr * (m / (1 - beta_1 ** t)) / (np.sqrt(v / (1 - beta_2 ** t)) + epsilon)
-    return p, m, v
-
-
 @settings(max_examples=30, deadline=None)
 @given(size=st.sampled_from(SIZES[1:]), lr=st.floats(1e-4, 0.1),
        weight_decay=st.sampled_from([0.0, 0.05, 1.0]), decoupled=st.booleans(),
        seed=st.integers(0, 99))
 def test_adam_step_is_the_formula(instruction_set, size, lr, weight_decay, decoupled, seed):
-    rng = np.random.default_rng(seed)
-    p0 = rng.standard_normal(size).astype(np.float32)
-    gradients = [rng.standard_normal(size).astype(np.float32) for _ in range(4)]
-    p, state = p0.copy(), {}
-    for g in gradients:
-        kept = g.copy()
-        numpy_kernels.adam_update(p, g, state, lr, 0.9, 0.999, 1e-8, weight_decay, decoupled)
-        np.testing.assert_array_equal(g, kept)
-    expected, m, v = _adam_reference(p0, gradients, lr, weight_decay, decoupled)
+    p0, gradients, p, state = adam_steps(size, 4, seed, lr, weight_decay, decoupled)
+    expected, m, v = adam_reference(p0, gradients, lr, 0.9, 0.999, 1e-8, weight_decay,
+                                    decoupled)
     np.testing.assert_allclose(p, expected, rtol=2e-6, atol=2e-6 * lr * 4)
     np.testing.assert_allclose(state["m"], m, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(state["v"], v, rtol=1e-5, atol=1e-7)

@@ -82,7 +82,22 @@ def test_sgd_update_follows_pytorchs_formula(shape, lr, momentum, dampening, wei
     assert ("momentum_buffer" in state) == (momentum != 0)
 
 
-def _adam_reference(p, gradients, lr, beta_1, beta_2, epsilon, weight_decay, decoupled):
+def adam_steps(shape, steps, seed, lr, weight_decay, decoupled):
+    """Random float32 p0 and gradients, and p0 after ``adam_update`` over them (which must
+    never write a gradient) with its state: ``(p0, gradients, p, state)``."""
+    rng = np.random.default_rng(seed)
+    p0 = rng.standard_normal(shape).astype(np.float32)
+    gradients = [rng.standard_normal(shape).astype(np.float32) for _ in range(steps)]
+    p, state = p0.copy(), {}
+    for g in gradients:
+        kept = g.copy()
+        numpy_kernels.adam_update(p, g, state, lr, 0.9, 0.999, 1e-8, weight_decay, decoupled)
+        np.testing.assert_array_equal(g, kept)
+    return p0, gradients, p, state
+
+
+def adam_reference(p, gradients, lr, beta_1, beta_2, epsilon, weight_decay, decoupled):
+    """p after Adam (AdamW where ``decoupled``) steps in float64, and the moments m, v."""
     p = p.astype(np.float64)
     m = v = np.zeros_like(p)
     for t, g in enumerate(gradients, start=1):
@@ -93,22 +108,16 @@ def _adam_reference(p, gradients, lr, beta_1, beta_2, epsilon, weight_decay, dec
         if decoupled:
             p = p * (1 - lr * weight_decay)
         p = p - lr * (m / (1 - beta_1 ** t)) / (np.sqrt(v / (1 - beta_2 ** t)) + epsilon)
-    return p
+    return p, m, v
 
 
 @given(shape=st.sampled_from([(5,), (30, 20), (1, 900)]), lr=st.floats(1e-4, 0.1),
        weight_decay=st.sampled_from([0.0, 0.05]), decoupled=st.booleans(),
        seed=st.integers(0, 99))
 def test_adam_update_follows_the_formula(shape, lr, weight_decay, decoupled, seed):
-    rng = np.random.default_rng(seed)
-    p0 = rng.standard_normal(shape).astype(np.float32)
-    gradients = [rng.standard_normal(shape).astype(np.float32) for _ in range(5)]
-    p, state = p0.copy(), {}
-    for g in gradients:
-        kept = g.copy()
-        numpy_kernels.adam_update(p, g, state, lr, 0.9, 0.999, 1e-8, weight_decay, decoupled)
-        np.testing.assert_array_equal(g, kept)
-    expected = _adam_reference(p0, gradients, lr, 0.9, 0.999, 1e-8, weight_decay, decoupled)
+    p0, gradients, p, state = adam_steps(shape, 5, seed, lr, weight_decay, decoupled)
+    expected, _, _ = adam_reference(p0, gradients, lr, 0.9, 0.999, 1e-8, weight_decay,
+                                    decoupled)
     np.testing.assert_allclose(p, expected, rtol=1e-5, atol=1e-6)
     assert state["step"] == 5 and state["m"].dtype == np.float32
 
