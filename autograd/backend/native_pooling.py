@@ -16,6 +16,17 @@ def takes_images(*arrays):
     return _takes(arrays, 4, any_layout=True)
 
 
+def tiles_by_pairs(x, windows):
+    """Whether the pooling is 2x2 windows of stride 2 that tile a C-contiguous x exactly (the
+    commonest pooling): the kernels then pool every plane at once as rows of the batch
+    (pooling_bindings.h), at any size faster than plane by plane ((8, 32, 8, 8): 40 against 166
+    us with winners, 33 without; (8, 64, 112, 112): 5.7 against 6.0 ms)."""
+    return (tuple(windows.kernel) == (2, 2) and tuple(windows.stride) == (2, 2)
+            and tuple(map(tuple, windows.pads)) == ((0, 0), (0, 0))
+            and x.shape[2] == 2 * windows.out_size[0] and x.shape[3] == 2 * windows.out_size[1]
+            and x.flags.c_contiguous)
+
+
 def max_pool_forward(x, y, winner, windows):
     """Max pooling of x (N, C, H, W) into y and, where given, winner (uint8, y's shape: the
     offset of each window's first maximum) by ``windows`` (kernel, stride, pads; the pads after

@@ -116,12 +116,14 @@ def test_the_planes_split_over_the_threads_give_the_same_bits():
 
 @pytest.mark.parametrize("shape, out, compiled", [
     ((1, 2, 4, 4), (2, 2), True),           # few outputs in all: the compiled kernel
-    ((8, 40, 8, 8), (4, 4), False),         # many tiny planes: NumPy's whole-batch passes
+    ((8, 40, 8, 8), (4, 4), True),          # 2x2 pairs tiling a C-contiguous batch: its rows
+    ((8, 40, 9, 9), (4, 4), False),         # many tiny planes otherwise: NumPy's passes
     ((1, 16, 20, 20), (10, 10), True),      # planes of 64 outputs or more: compiled
     ((2, 16, 20, 20), (10, 10), False)])    # the same batch-last: NumPy
 def test_without_winners_the_faster_path_runs(shape, out, compiled, monkeypatch):
     """Inference (no winner wanted): the compiled kernel, or NumPy's passes for many tiny
-    planes and for rows that are not contiguous; the same maxima either way."""
+    planes (unless 2x2 windows tile the C-contiguous batch) and for rows that are not
+    contiguous; the same maxima either way."""
     calls = []
     real = native_pooling.max_pool_forward
     monkeypatch.setattr(native_pooling, "max_pool_forward", lambda *a: calls.append(1) or real(*a))
@@ -131,7 +133,8 @@ def test_without_winners_the_faster_path_runs(shape, out, compiled, monkeypatch)
     windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), out)
     y, winner = pooling.max_pool2d_forward(x, windows, with_winner=False)
     assert winner is None and bool(calls) is compiled
-    want = x.reshape(shape[:2] + (out[0], 2, out[1], 2)).max(axis=(3, 5))
+    tiled = x[:, :, :2 * out[0], :2 * out[1]]
+    want = tiled.reshape(shape[:2] + (out[0], 2, out[1], 2)).max(axis=(3, 5))
     np.testing.assert_array_equal(y, want)
 
 
@@ -156,3 +159,80 @@ def test_the_binding_names_the_kernel_and_the_operand():
         (2, 2), (2, 2), ((0, 0), (0, 0)), (2, 2))) is None
     assert native_pooling.max_pool_forward(x, y, winner, Windows((16, 16), (1, 1), ((0, 0), (0, 0)),
                                                          (2, 2))) is None      # 256 offsets
+
+
+@settings(max_examples=40, deadline=None)
+@given(batch=st.integers(1, 3), channels=st.integers(1, 5), half=st.tuples(
+           st.integers(1, 6), st.sampled_from([1, 2, 3, 8, 17])),
+       values=st.sampled_from(["normal", "ties", "special"]), threads=st.sampled_from([1, 3]),
+       seed=st.integers(0, 2 ** 16))
+def test_pairs_pooled_as_rows_match_the_portable_code(instruction_set, batch, channels, half,
+                                                      values, threads, seed):
+    """2x2 windows of stride 2 tiling a C-contiguous batch (pooling_bindings.h pools them as
+    rows of the whole batch): the maxima, the first maximum's offset (ties keep the earlier
+    one, a NaN stays) and the backward's routing, as the portable NumPy passes."""
+    rng = np.random.default_rng(seed)
+    shape = (batch, channels, 2 * half[0], 2 * half[1])
+    if values == "ties":
+        x = rng.integers(-2, 3, shape).astype(np.float32)
+    else:
+        x = rng.standard_normal(shape).astype(np.float32)
+        if values == "special":
+            x.flat[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+    windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), half)
+    assert native_pooling.tiles_by_pairs(x, windows)
+    y = np.full((batch, channels) + half, 7.0, np.float32)
+    winner = np.full(y.shape, 255, np.uint8)
+    native._native.max_pool_forward(x, y, winner, 2, 2, 2, 2, 0, 0, threads)
+    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(winner, want_winner)
+    alone = np.full_like(y, 7.0)
+    native._native.max_pool_forward(x, alone, None, 2, 2, 2, 2, 0, 0, threads)
+    np.testing.assert_array_equal(alone, want_y)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx = np.full(shape, np.nan, np.float32)
+    native._native.max_pool_backward(dy, winner, dx, 2, 2, 2, 2, 0, 0, threads)
+    want_dx = _portable(pooling.max_pool2d_backward, dy, want_winner, windows, shape)
+    np.testing.assert_array_equal(dx, want_dx)
+
+
+def test_pairs_split_over_threads_give_the_bits_of_one():
+    """A batch large enough for the rows to split (4096 outputs a thread) over 3 threads."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 8, 64, 64)).astype(np.float32)
+    windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (32, 32))
+    dy = rng.standard_normal((2, 8, 32, 32)).astype(np.float32)
+    results = {}
+    for threads in (1, 3):
+        y = np.empty((2, 8, 32, 32), np.float32)
+        winner = np.empty(y.shape, np.uint8)
+        native._native.max_pool_forward(x, y, winner, 2, 2, 2, 2, 0, 0, threads)
+        dx = np.full(x.shape, np.nan, np.float32)
+        native._native.max_pool_backward(dy, winner, dx, 2, 2, 2, 2, 0, 0, threads)
+        results[threads] = y, winner, dx
+    for one, split in zip(results[1], results[3]):
+        np.testing.assert_array_equal(one, split)
+    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
+    np.testing.assert_array_equal(results[3][0], want_y)
+    np.testing.assert_array_equal(results[3][1], want_winner)
+
+
+@pytest.mark.parametrize("layout", ["batch last", "strided"])
+def test_pairs_windows_on_other_layouts_pool_plane_by_plane(layout):
+    """2x2 windows of stride 2 over a batch that is not C-contiguous: the rows kernel would
+    read the wrong elements, so the planes' kernel runs; the same results as NumPy's."""
+    rng = np.random.default_rng(4)
+    x = _stored(rng.standard_normal((3, 2, 4, 6)).astype(np.float32), layout)
+    windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (2, 3))
+    y = np.empty((3, 2, 2, 3), np.float32)
+    winner = np.empty(y.shape, np.uint8)
+    native._native.max_pool_forward(x, y, winner, 2, 2, 2, 2, 0, 0, 1)
+    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(winner, want_winner)
+    dy = _stored(rng.standard_normal(y.shape).astype(np.float32), layout)
+    dx = np.full(x.shape, np.nan, np.float32)
+    native._native.max_pool_backward(dy, winner, dx, 2, 2, 2, 2, 0, 0, 1)
+    np.testing.assert_array_equal(dx, _portable(pooling.max_pool2d_backward, dy, want_winner,
+                                                windows, x.shape))

@@ -67,6 +67,9 @@ typedef void (*MaxPoolSeparable)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize
                                  Py_ssize_t, float *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                  Py_ssize_t, int, int, int, int, int, int, float *,
                                  float *);
+typedef void (*MaxPoolPairs)(Py_ssize_t, Py_ssize_t, const float *, float *, unsigned char *);
+typedef void (*MaxPoolPairsBackward)(Py_ssize_t, Py_ssize_t, const float *,
+                                     const unsigned char *, float *);
 typedef void (*Axpy)(Py_ssize_t, float, const float *, float *);
 typedef void (*Adam)(Py_ssize_t, float *, const float *, float *, float *, const AdamSettings *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
@@ -93,6 +96,8 @@ static struct {
     ProductTransposed product_transposed;
     MaxPoolPlane max_pool_plane;
     MaxPoolSeparable max_pool_plane_separable;
+    MaxPoolPairs max_pool_pairs;
+    MaxPoolPairsBackward max_pool_pairs_backward;
     Axpy axpy;
     Adam adam;
 } chosen;
@@ -119,6 +124,8 @@ static struct {
         chosen.product_transposed = product_transposed_##suffix; \
         chosen.max_pool_plane = max_pool_plane_##suffix; \
         chosen.max_pool_plane_separable = max_pool_plane_separable_##suffix; \
+        chosen.max_pool_pairs = max_pool_pairs_##suffix; \
+        chosen.max_pool_pairs_backward = max_pool_pairs_backward_##suffix; \
         chosen.axpy = axpy_##suffix;                  \
         chosen.adam = adam_##suffix;                  \
     } while (0)

@@ -181,6 +181,52 @@ static int pool_parts(Py_ssize_t planes, Py_ssize_t plane_outputs, int threads)
     return threads < most ? threads : (int)(most > 1 ? most : 1);
 }
 
+/* Whether an (N, C, H, W) array is C-contiguous (a stride of an axis of length 1 is never
+ * used, so any is accepted there) */
+static int is_dense_image(const Py_ssize_t shape[4], const Py_ssize_t strides[4])
+{
+    Py_ssize_t expected = 1;
+    for (int axis = 3; axis >= 0; axis--) {
+        if (shape[axis] != 1 && strides[axis] != expected)
+            return 0;
+        expected *= shape[axis];
+    }
+    return 1;
+}
+
+/* 2x2 windows of stride 2 with no padding that tile the (height, width) input exactly */
+static int is_pairs(const PoolWindows *w, Py_ssize_t height, Py_ssize_t width,
+                    Py_ssize_t out_height, Py_ssize_t out_width)
+{
+    return w->kernel_height == 2 && w->kernel_width == 2 && w->stride_height == 2
+        && w->stride_width == 2 && w->top == 0 && w->left == 0 && height == 2 * out_height
+        && width == 2 * out_width;
+}
+
+/* Output rows [start, stop) of max_pool_pairs (forward) or its backward, on a dense batch */
+typedef struct {
+    const float *x;                    /* x, or dy for the backward */
+    float *y;                          /* y, or dx */
+    unsigned char *winner;             /* NULL where not wanted (forward only) */
+    Py_ssize_t out_width;
+} PoolPairs;
+
+static void max_pool_pairs_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const PoolPairs *p = context;
+    chosen.max_pool_pairs(stop - start, p->out_width, p->x + 4 * start * p->out_width,
+                          p->y + start * p->out_width,
+                          p->winner != NULL ? p->winner + start * p->out_width : NULL);
+}
+
+static void max_pool_pairs_backward_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const PoolPairs *p = context;
+    chosen.max_pool_pairs_backward(stop - start, p->out_width, p->x + start * p->out_width,
+                                   p->winner + start * p->out_width,
+                                   p->y + 4 * start * p->out_width);
+}
+
 /* max_pool_forward(x, y, winner or None, kernel_h, kernel_w, stride_h, stride_w, top, left,
  * threads): y (N, C, OH, OW) and winner (uint8, same shape) written from x (N, C, H, W) */
 static PyObject *max_pool_forward(PyObject *self, PyObject *args)
@@ -220,9 +266,21 @@ static PyObject *max_pool_forward(PyObject *self, PyObject *args)
     p.out_height = shape[2];
     p.out_width = shape[3];
     Py_ssize_t planes = shape[0] * shape[1];
-    Py_BEGIN_ALLOW_THREADS
-    parallel(max_pool_planes, &p, planes, pool_parts(planes, shape[2] * shape[3], w.threads));
-    Py_END_ALLOW_THREADS
+    Py_ssize_t x_shape[4] = {shape[0], shape[1], p.height, p.width};
+    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width)
+            && is_dense_image(x_shape, p.x_strides) && is_dense_image(shape, p.y_strides)
+            && (p.winner == NULL || is_dense_image(shape, p.winner_strides))) {
+        PoolPairs pairs = {p.x, p.y, p.winner, p.out_width};
+        Py_ssize_t rows = planes * p.out_height;
+        Py_BEGIN_ALLOW_THREADS
+        parallel(max_pool_pairs_rows, &pairs, rows, pool_parts(rows, p.out_width, w.threads));
+        Py_END_ALLOW_THREADS
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        parallel(max_pool_planes, &p, planes, pool_parts(planes, shape[2] * shape[3],
+                                                         w.threads));
+        Py_END_ALLOW_THREADS
+    }
     release_views(views, taken);
     Py_RETURN_NONE;
 }
@@ -261,10 +319,23 @@ static PyObject *max_pool_backward(PyObject *self, PyObject *args)
     p.winner = (const unsigned char *)views[1].buf;
     p.dx = (float *)views[2].buf;
     Py_ssize_t planes = shape[0] * shape[1];
-    Py_BEGIN_ALLOW_THREADS
-    parallel(max_pool_backward_planes, &p, planes,
-             pool_parts(planes, shape[2] * shape[3], w.threads));
-    Py_END_ALLOW_THREADS
+    Py_ssize_t out_shape[4] = {shape[0], shape[1], p.out_height, p.out_width};
+    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width)
+            && is_dense_image(out_shape, p.dy_strides)
+            && is_dense_image(out_shape, p.winner_strides)
+            && is_dense_image(shape, p.dx_strides)) {
+        PoolPairs pairs = {p.dy, p.dx, (unsigned char *)p.winner, p.out_width};
+        Py_ssize_t rows = planes * p.out_height;
+        Py_BEGIN_ALLOW_THREADS
+        parallel(max_pool_pairs_backward_rows, &pairs, rows,
+                 pool_parts(rows, p.out_width, w.threads));
+        Py_END_ALLOW_THREADS
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        parallel(max_pool_backward_planes, &p, planes,
+                 pool_parts(planes, shape[2] * shape[3], w.threads));
+        Py_END_ALLOW_THREADS
+    }
     release_views(views, 3);
     Py_RETURN_NONE;
 }
