@@ -119,7 +119,8 @@ def test_the_planes_split_over_the_threads_give_the_same_bits():
     ((8, 40, 8, 8), (4, 4), True),          # 2x2 pairs tiling a C-contiguous batch: its rows
     ((8, 40, 9, 9), (4, 4), False),         # many tiny planes otherwise: NumPy's passes
     ((1, 16, 20, 20), (10, 10), True),      # planes of 64 outputs or more: compiled
-    ((2, 16, 20, 20), (10, 10), False)])    # the same batch-last: NumPy
+    ((2, 16, 20, 20), (10, 10), True),      # the same batch-last: pairs rows, N deep
+    ((2, 16, 21, 21), (10, 10), False)])    # batch-last, not tiled by pairs: NumPy
 def test_without_winners_the_faster_path_runs(shape, out, compiled, monkeypatch):
     """Inference (no winner wanted): the compiled kernel, or NumPy's passes for many tiny
     planes (unless 2x2 windows tile the C-contiguous batch) and for rows that are not
@@ -161,16 +162,17 @@ def test_the_binding_names_the_kernel_and_the_operand():
                                                          (2, 2))) is None      # 256 offsets
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(batch=st.integers(1, 3), channels=st.integers(1, 5), half=st.tuples(
            st.integers(1, 6), st.sampled_from([1, 2, 3, 8, 17])),
        values=st.sampled_from(["normal", "ties", "special"]), threads=st.sampled_from([1, 3]),
-       seed=st.integers(0, 2 ** 16))
+       layout=st.sampled_from(["c", "batch last"]), seed=st.integers(0, 2 ** 16))
 def test_pairs_pooled_as_rows_match_the_portable_code(instruction_set, batch, channels, half,
-                                                      values, threads, seed):
-    """2x2 windows of stride 2 tiling a C-contiguous batch (pooling_bindings.h pools them as
-    rows of the whole batch): the maxima, the first maximum's offset (ties keep the earlier
-    one, a NaN stays) and the backward's routing, as the portable NumPy passes."""
+                                                      values, threads, layout, seed):
+    """2x2 windows of stride 2 tiling a C-contiguous or batch-last batch (pooling_bindings.h
+    pools them as rows of the whole batch, a batch-last pixel's N values side by side): the
+    maxima, the first maximum's offset (ties keep the earlier one, a NaN stays) and the
+    backward's routing, as the portable NumPy passes."""
     rng = np.random.default_rng(seed)
     shape = (batch, channels, 2 * half[0], 2 * half[1])
     if values == "ties":
@@ -179,19 +181,20 @@ def test_pairs_pooled_as_rows_match_the_portable_code(instruction_set, batch, ch
         x = rng.standard_normal(shape).astype(np.float32)
         if values == "special":
             x.flat[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+    x = _stored(x, layout)
     windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), half)
     assert native_pooling.tiles_by_pairs(x, windows)
-    y = np.full((batch, channels) + half, 7.0, np.float32)
-    winner = np.full(y.shape, 255, np.uint8)
+    y = _stored(np.full((batch, channels) + half, 7.0, np.float32), layout)
+    winner = _stored(np.full(y.shape, 255, np.uint8), layout)
     native._native.max_pool_forward(x, y, winner, 2, 2, 2, 2, 0, 0, threads)
     want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
     np.testing.assert_array_equal(y, want_y)
     np.testing.assert_array_equal(winner, want_winner)
-    alone = np.full_like(y, 7.0)
+    alone = _stored(np.full(y.shape, 7.0, np.float32), layout)
     native._native.max_pool_forward(x, alone, None, 2, 2, 2, 2, 0, 0, threads)
     np.testing.assert_array_equal(alone, want_y)
-    dy = rng.standard_normal(y.shape).astype(np.float32)
-    dx = np.full(shape, np.nan, np.float32)
+    dy = _stored(rng.standard_normal(y.shape).astype(np.float32), layout)
+    dx = _stored(np.full(shape, np.nan, np.float32), layout)
     native._native.max_pool_backward(dy, winner, dx, 2, 2, 2, 2, 0, 0, threads)
     want_dx = _portable(pooling.max_pool2d_backward, dy, want_winner, windows, shape)
     np.testing.assert_array_equal(dx, want_dx)
@@ -218,21 +221,59 @@ def test_pairs_split_over_threads_give_the_bits_of_one():
     np.testing.assert_array_equal(results[3][1], want_winner)
 
 
-@pytest.mark.parametrize("layout", ["batch last", "strided"])
-def test_pairs_windows_on_other_layouts_pool_plane_by_plane(layout):
-    """2x2 windows of stride 2 over a batch that is not C-contiguous: the rows kernel would
-    read the wrong elements, so the planes' kernel runs; the same results as NumPy's."""
+@pytest.mark.parametrize("layouts", [("strided", "c"), ("batch last", "c"),
+                                     ("c", "batch last")])
+def test_pairs_windows_on_other_layouts_pool_plane_by_plane(layouts):
+    """2x2 windows of stride 2 where x is neither C-contiguous nor batch-last, or where x and
+    y are laid out differently: the rows kernel would read or write the wrong elements, so
+    the planes' kernel runs; the same results as NumPy's."""
     rng = np.random.default_rng(4)
+    layout, out_layout = layouts
     x = _stored(rng.standard_normal((3, 2, 4, 6)).astype(np.float32), layout)
     windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (2, 3))
-    y = np.empty((3, 2, 2, 3), np.float32)
-    winner = np.empty(y.shape, np.uint8)
+    y = _stored(np.empty((3, 2, 2, 3), np.float32), out_layout)
+    winner = _stored(np.empty(y.shape, np.uint8), out_layout)
     native._native.max_pool_forward(x, y, winner, 2, 2, 2, 2, 0, 0, 1)
     want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
     np.testing.assert_array_equal(y, want_y)
+    alone = _stored(np.empty(y.shape, np.float32), out_layout)
+    native._native.max_pool_forward(x, alone, None, 2, 2, 2, 2, 0, 0, 1)
+    np.testing.assert_array_equal(alone, want_y)
     np.testing.assert_array_equal(winner, want_winner)
     dy = _stored(rng.standard_normal(y.shape).astype(np.float32), layout)
-    dx = np.full(x.shape, np.nan, np.float32)
+    dx = _stored(np.full(x.shape, np.nan, np.float32), out_layout)
     native._native.max_pool_backward(dy, winner, dx, 2, 2, 2, 2, 0, 0, 1)
     np.testing.assert_array_equal(dx, _portable(pooling.max_pool2d_backward, dy, want_winner,
                                                 windows, x.shape))
+
+
+@pytest.mark.parametrize("batch, compiled", [(8, True), (16, False)])
+def test_wide_batch_last_rows_take_numpys_passes_for_other_windows(monkeypatch, batch,
+                                                                   compiled):
+    """With winners, 3x3 windows over a batch-last batch: plane by plane in C up to 15
+    images (a row's values within a cache line or two), NumPy's whole-batch passes from 16;
+    2x2 pairs stay compiled at any batch; the same results either way."""
+    calls = []
+    for name in ("max_pool_forward", "max_pool_backward"):
+        real = getattr(native_pooling, name)
+        monkeypatch.setattr(native_pooling, name,
+                            lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    rng = np.random.default_rng(batch)
+    x = _stored(rng.standard_normal((batch, 3, 9, 9)).astype(np.float32), "batch last")
+    windows = Windows((3, 3), (2, 2), ((1, 1), (1, 1)), (5, 5))
+    y, winner = pooling.max_pool2d_forward(x, windows)
+    dy = _stored(rng.standard_normal(y.shape).astype(np.float32), "batch last")
+    dx = pooling.max_pool2d_backward(dy, winner, windows, x.shape)
+    assert bool(calls) is compiled
+    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(winner, want_winner)
+    # overlapping windows: an input's gradients summed in another order where compiled
+    np.testing.assert_allclose(dx, _portable(pooling.max_pool2d_backward, dy, want_winner,
+                                             windows, x.shape), rtol=1e-6, atol=1e-6)
+    calls.clear()
+    pairs = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (4, 4))
+    y, winner = pooling.max_pool2d_forward(
+        _stored(rng.standard_normal((batch, 3, 8, 8)).astype(np.float32), "batch last"), pairs)
+    pooling.max_pool2d_backward(y, winner, pairs, (batch, 3, 8, 8))
+    assert calls == ["max_pool_forward", "max_pool_backward"]

@@ -197,61 +197,83 @@ static void KERNEL(max_pool_plane_separable)(
     }
 }
 
-/* 2x2 windows of stride 2 that tile a C-contiguous batch exactly, as rows: output row r (of
- * out_width) pools input rows 2r and 2r + 1 (of 2 out_width), whichever plane they are in.
- * The same maxima and winners as max_pool_plane (offsets in row-major order, a later one
- * wins only where strictly greater, a NaN stays); a digits CNN's 8x8 planes cost the
- * per-plane kernels more to set up than to pool. */
-static void KERNEL(max_pool_pairs)(Py_ssize_t rows, Py_ssize_t out_width, const float *x,
-                                   float *y, unsigned char *winner)
-{
-    Py_ssize_t width = 2 * out_width;
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        const float *top = x + 2 * r * width, *bottom = top + width;
-        for (Py_ssize_t ow = 0; ow < out_width; ow++) {
-            /* the first offset sets the maximum (a -inf or a NaN there too); then each later
-             * one takes it where strictly greater, or where it is a NaN */
-            float best = top[2 * ow];
-            int32_t first = 0;
+/* 2x2 windows of stride 2 that tile a dense batch exactly, as rows: output row r (out_width
+ * pixels of `depth` values each) pools input rows 2r and 2r + 1 (2 out_width pixels), whichever
+ * plane they are in: a C-contiguous batch has depth 1, a batch-last one (C, H, W, N) depth N,
+ * each pixel's N values side by side. The same maxima and winners as max_pool_plane (offsets
+ * in row-major order, a later one wins only where strictly greater, a NaN stays); a digits
+ * CNN's 8x8 planes cost the per-plane kernels more to set up than to pool. */
 #define PAIRS_OFFSET(value, k)                                                 \
-            {                                                                  \
-                float v = (value);                                             \
-                int32_t greater = -(int32_t)(v > best);                        \
-                int32_t take = greater | -(int32_t)(v != v);                   \
-                int32_t value_bits, best_bits;                                 \
-                memcpy(&value_bits, &v, 4);                                    \
-                memcpy(&best_bits, &best, 4);                                  \
-                best_bits = (value_bits & take) | (best_bits & ~take);         \
-                memcpy(&best, &best_bits, 4);                                  \
-                first = ((k) & greater) | (first & ~greater);                  \
-            }
-            PAIRS_OFFSET(top[2 * ow + 1], 1)
-            PAIRS_OFFSET(bottom[2 * ow], 2)
-            PAIRS_OFFSET(bottom[2 * ow + 1], 3)
+    {                                                                          \
+        float v = (value);                                                     \
+        int32_t greater = -(int32_t)(v > best);                                \
+        int32_t take = greater | -(int32_t)(v != v);                           \
+        int32_t value_bits, best_bits;                                         \
+        memcpy(&value_bits, &v, 4);                                            \
+        memcpy(&best_bits, &best, 4);                                          \
+        best_bits = (value_bits & take) | (best_bits & ~take);                 \
+        memcpy(&best, &best_bits, 4);                                          \
+        first = ((k) & greater) | (first & ~greater);                          \
+    }
+
+static inline void KERNEL(max_pool_pair)(const float *top, const float *bottom, Py_ssize_t a,
+                                         Py_ssize_t b, float *y, unsigned char *winner)
+{
+    /* the first offset sets the maximum (a -inf or a NaN there too) */
+    float best = top[a];
+    int32_t first = 0;
+    PAIRS_OFFSET(top[b], 1)
+    PAIRS_OFFSET(bottom[a], 2)
+    PAIRS_OFFSET(bottom[b], 3)
+    *y = best;
+    if (winner != NULL)
+        *winner = (unsigned char)first;
+}
 #undef PAIRS_OFFSET
-            y[r * out_width + ow] = best;
-            if (winner != NULL)
-                winner[r * out_width + ow] = (unsigned char)first;
+
+static void KERNEL(max_pool_pairs)(Py_ssize_t rows, Py_ssize_t out_width, Py_ssize_t depth,
+                                   const float *x, float *y, unsigned char *winner)
+{
+    Py_ssize_t out_row = out_width * depth, in_row = 2 * out_row;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const float *top = x + 2 * r * in_row, *bottom = top + in_row;
+        float *y_row = y + r * out_row;
+        unsigned char *winner_row = winner != NULL ? winner + r * out_row : NULL;
+        if (depth == 1) {
+            for (Py_ssize_t ow = 0; ow < out_width; ow++)
+                KERNEL(max_pool_pair)(top, bottom, 2 * ow, 2 * ow + 1, y_row + ow,
+                                      winner_row != NULL ? winner_row + ow : NULL);
+            continue;
         }
+        for (Py_ssize_t ow = 0; ow < out_width; ow++)
+            for (Py_ssize_t d = 0; d < depth; d++) {
+                Py_ssize_t e = ow * depth + d;
+                KERNEL(max_pool_pair)(top, bottom, 2 * ow * depth + d,
+                                      (2 * ow + 1) * depth + d, y_row + e,
+                                      winner_row != NULL ? winner_row + e : NULL);
+            }
     }
 }
 
 /* Its backward: each of dx's elements belongs to one window, so each is written once, dy's
  * gradient at the window's winner and 0 at the other three offsets. */
 static void KERNEL(max_pool_pairs_backward)(Py_ssize_t rows, Py_ssize_t out_width,
-                                            const float *dy, const unsigned char *winner,
-                                            float *dx)
+                                            Py_ssize_t depth, const float *dy,
+                                            const unsigned char *winner, float *dx)
 {
-    Py_ssize_t width = 2 * out_width;
+    Py_ssize_t out_row = out_width * depth, in_row = 2 * out_row;
     for (Py_ssize_t r = 0; r < rows; r++) {
-        float *top = dx + 2 * r * width, *bottom = top + width;
-        for (Py_ssize_t ow = 0; ow < out_width; ow++) {
-            float gradient = dy[r * out_width + ow];
-            int k = winner[r * out_width + ow];
-            top[2 * ow] = k == 0 ? gradient : 0.0f;
-            top[2 * ow + 1] = k == 1 ? gradient : 0.0f;
-            bottom[2 * ow] = k == 2 ? gradient : 0.0f;
-            bottom[2 * ow + 1] = k == 3 ? gradient : 0.0f;
-        }
+        float *top = dx + 2 * r * in_row, *bottom = top + in_row;
+        for (Py_ssize_t ow = 0; ow < out_width; ow++)
+            for (Py_ssize_t d = 0; d < depth; d++) {
+                Py_ssize_t e = r * out_row + ow * depth + d;
+                Py_ssize_t a = 2 * ow * depth + d, b = a + depth;
+                float gradient = dy[e];
+                int k = winner[e];
+                top[a] = k == 0 ? gradient : 0.0f;
+                top[b] = k == 1 ? gradient : 0.0f;
+                bottom[a] = k == 2 ? gradient : 0.0f;
+                bottom[b] = k == 3 ? gradient : 0.0f;
+            }
     }
 }

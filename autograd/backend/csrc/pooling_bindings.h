@@ -181,17 +181,24 @@ static int pool_parts(Py_ssize_t planes, Py_ssize_t plane_outputs, int threads)
     return threads < most ? threads : (int)(most > 1 ? most : 1);
 }
 
-/* Whether an (N, C, H, W) array is C-contiguous (a stride of an axis of length 1 is never
- * used, so any is accepted there) */
-static int is_dense_image(const Py_ssize_t shape[4], const Py_ssize_t strides[4])
+/* The values per pixel of a dense (N, C, H, W) array, each pixel's side by side: 1 where it is
+ * C-contiguous, N where it is batch-last (a C-contiguous (C, H, W, N) block, layout.py); 0
+ * where it is neither. A stride of an axis of length 1 is never used, so any is accepted. */
+static Py_ssize_t pixel_depth(const Py_ssize_t shape[4], const Py_ssize_t strides[4])
 {
-    Py_ssize_t expected = 1;
-    for (int axis = 3; axis >= 0; axis--) {
-        if (shape[axis] != 1 && strides[axis] != expected)
-            return 0;
-        expected *= shape[axis];
+    static const int orders[2][4] = {{3, 2, 1, 0}, {0, 3, 2, 1}};   /* innermost first */
+    for (int layout = 0; layout < 2; layout++) {
+        Py_ssize_t expected = 1;
+        int dense = 1;
+        for (int k = 0; k < 4 && dense; k++) {
+            int axis = orders[layout][k];
+            dense = shape[axis] == 1 || strides[axis] == expected;
+            expected *= shape[axis];
+        }
+        if (dense)
+            return layout == 0 ? 1 : shape[0];
     }
-    return 1;
+    return 0;
 }
 
 /* 2x2 windows of stride 2 with no padding that tile the (height, width) input exactly */
@@ -203,28 +210,31 @@ static int is_pairs(const PoolWindows *w, Py_ssize_t height, Py_ssize_t width,
         && width == 2 * out_width;
 }
 
-/* Output rows [start, stop) of max_pool_pairs (forward) or its backward, on a dense batch */
+/* Output rows [start, stop) of max_pool_pairs (forward) or its backward, on a dense batch:
+ * out_width pixels of `depth` values a row (pixel_depth) */
 typedef struct {
     const float *x;                    /* x, or dy for the backward */
     float *y;                          /* y, or dx */
     unsigned char *winner;             /* NULL where not wanted (forward only) */
-    Py_ssize_t out_width;
+    Py_ssize_t out_width, depth;
 } PoolPairs;
 
 static void max_pool_pairs_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
 {
     const PoolPairs *p = context;
-    chosen.max_pool_pairs(stop - start, p->out_width, p->x + 4 * start * p->out_width,
-                          p->y + start * p->out_width,
-                          p->winner != NULL ? p->winner + start * p->out_width : NULL);
+    Py_ssize_t out_row = p->out_width * p->depth;
+    chosen.max_pool_pairs(stop - start, p->out_width, p->depth, p->x + 4 * start * out_row,
+                          p->y + start * out_row,
+                          p->winner != NULL ? p->winner + start * out_row : NULL);
 }
 
 static void max_pool_pairs_backward_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
 {
     const PoolPairs *p = context;
-    chosen.max_pool_pairs_backward(stop - start, p->out_width, p->x + start * p->out_width,
-                                   p->winner + start * p->out_width,
-                                   p->y + 4 * start * p->out_width);
+    Py_ssize_t out_row = p->out_width * p->depth;
+    chosen.max_pool_pairs_backward(stop - start, p->out_width, p->depth,
+                                   p->x + start * out_row, p->winner + start * out_row,
+                                   p->y + 4 * start * out_row);
 }
 
 /* max_pool_forward(x, y, winner or None, kernel_h, kernel_w, stride_h, stride_w, top, left,
@@ -267,13 +277,15 @@ static PyObject *max_pool_forward(PyObject *self, PyObject *args)
     p.out_width = shape[3];
     Py_ssize_t planes = shape[0] * shape[1];
     Py_ssize_t x_shape[4] = {shape[0], shape[1], p.height, p.width};
-    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width)
-            && is_dense_image(x_shape, p.x_strides) && is_dense_image(shape, p.y_strides)
-            && (p.winner == NULL || is_dense_image(shape, p.winner_strides))) {
-        PoolPairs pairs = {p.x, p.y, p.winner, p.out_width};
-        Py_ssize_t rows = planes * p.out_height;
+    Py_ssize_t depth = pixel_depth(x_shape, p.x_strides);
+    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width) && depth > 0
+            && pixel_depth(shape, p.y_strides) == depth
+            && (p.winner == NULL || pixel_depth(shape, p.winner_strides) == depth)) {
+        PoolPairs pairs = {p.x, p.y, p.winner, p.out_width, depth};
+        Py_ssize_t rows = planes * p.out_height / depth;
         Py_BEGIN_ALLOW_THREADS
-        parallel(max_pool_pairs_rows, &pairs, rows, pool_parts(rows, p.out_width, w.threads));
+        parallel(max_pool_pairs_rows, &pairs, rows,
+                 pool_parts(rows, p.out_width * depth, w.threads));
         Py_END_ALLOW_THREADS
     } else {
         Py_BEGIN_ALLOW_THREADS
@@ -320,15 +332,15 @@ static PyObject *max_pool_backward(PyObject *self, PyObject *args)
     p.dx = (float *)views[2].buf;
     Py_ssize_t planes = shape[0] * shape[1];
     Py_ssize_t out_shape[4] = {shape[0], shape[1], p.out_height, p.out_width};
-    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width)
-            && is_dense_image(out_shape, p.dy_strides)
-            && is_dense_image(out_shape, p.winner_strides)
-            && is_dense_image(shape, p.dx_strides)) {
-        PoolPairs pairs = {p.dy, p.dx, (unsigned char *)p.winner, p.out_width};
-        Py_ssize_t rows = planes * p.out_height;
+    Py_ssize_t depth = pixel_depth(shape, p.dx_strides);
+    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width) && depth > 0
+            && pixel_depth(out_shape, p.dy_strides) == depth
+            && pixel_depth(out_shape, p.winner_strides) == depth) {
+        PoolPairs pairs = {p.dy, p.dx, (unsigned char *)p.winner, p.out_width, depth};
+        Py_ssize_t rows = planes * p.out_height / depth;
         Py_BEGIN_ALLOW_THREADS
         parallel(max_pool_pairs_backward_rows, &pairs, rows,
-                 pool_parts(rows, p.out_width, w.threads));
+                 pool_parts(rows, p.out_width * depth, w.threads));
         Py_END_ALLOW_THREADS
     } else {
         Py_BEGIN_ALLOW_THREADS
