@@ -95,17 +95,22 @@ def test_a_row_past_the_chunk_and_a_narrow_one(width):
     np.testing.assert_array_equal(winner, want_winner)
 
 
-def test_the_planes_split_over_the_threads_give_the_same_bits():
+@pytest.mark.parametrize("shape, kernel, stride, pad", [
+    ((4, 16, 30, 30), 3, 2, 1),            # plane by plane
+    ((2, 8, 64, 64), 2, 2, 0)])            # 2x2 pairs: rows of the batch, 4096 outputs a part
+def test_the_planes_split_over_the_threads_give_the_same_bits(shape, kernel, stride, pad):
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((4, 16, 30, 30)).astype(np.float32)
-    windows = Windows((3, 3), (2, 2), ((1, 1), (1, 1)), (15, 15))
+    x = rng.standard_normal(shape).astype(np.float32)
+    out_size = tuple((size + 2 * pad - kernel) // stride + 1 for size in shape[2:])
+    windows = Windows((kernel,) * 2, (stride,) * 2, ((pad, pad),) * 2, out_size)
+    arguments = (kernel, kernel, stride, stride, pad, pad)
     y = {}
     for threads in (1, 3):
-        out = np.full((4, 16, 15, 15), np.nan, np.float32)
+        out = np.full(shape[:2] + out_size, np.nan, np.float32)
         winner = np.full(out.shape, 255, np.uint8)
-        native._native.max_pool_forward(x, out, winner, 3, 3, 2, 2, 1, 1, threads)
+        native._native.max_pool_forward(x, out, winner, *arguments, threads)
         dx = np.full(x.shape, np.nan, np.float32)
-        native._native.max_pool_backward(out, winner, dx, 3, 3, 2, 2, 1, 1, threads)
+        native._native.max_pool_backward(out, winner, dx, *arguments, threads)
         y[threads] = out, winner, dx
     for one, split in zip(y[1], y[3]):
         np.testing.assert_array_equal(one, split)
@@ -198,27 +203,6 @@ def test_pairs_pooled_as_rows_match_the_portable_code(instruction_set, batch, ch
     native._native.max_pool_backward(dy, winner, dx, 2, 2, 2, 2, 0, 0, threads)
     want_dx = _portable(pooling.max_pool2d_backward, dy, want_winner, windows, shape)
     np.testing.assert_array_equal(dx, want_dx)
-
-
-def test_pairs_split_over_threads_give_the_bits_of_one():
-    """A batch large enough for the rows to split (4096 outputs a thread) over 3 threads."""
-    rng = np.random.default_rng(11)
-    x = rng.standard_normal((2, 8, 64, 64)).astype(np.float32)
-    windows = Windows((2, 2), (2, 2), ((0, 0), (0, 0)), (32, 32))
-    dy = rng.standard_normal((2, 8, 32, 32)).astype(np.float32)
-    results = {}
-    for threads in (1, 3):
-        y = np.empty((2, 8, 32, 32), np.float32)
-        winner = np.empty(y.shape, np.uint8)
-        native._native.max_pool_forward(x, y, winner, 2, 2, 2, 2, 0, 0, threads)
-        dx = np.full(x.shape, np.nan, np.float32)
-        native._native.max_pool_backward(dy, winner, dx, 2, 2, 2, 2, 0, 0, threads)
-        results[threads] = y, winner, dx
-    for one, split in zip(results[1], results[3]):
-        np.testing.assert_array_equal(one, split)
-    want_y, want_winner = _portable(pooling.max_pool2d_forward, x, windows)
-    np.testing.assert_array_equal(results[3][0], want_y)
-    np.testing.assert_array_equal(results[3][1], want_winner)
 
 
 @pytest.mark.parametrize("layouts", [("strided", "c"), ("batch last", "c"),

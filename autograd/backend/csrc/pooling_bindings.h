@@ -237,6 +237,25 @@ static void max_pool_pairs_backward_rows(void *context, Py_ssize_t start, Py_ssi
                                    p->y + 4 * start * out_row);
 }
 
+/* A pooling's task over the thread pool: `rows_task` over the output rows of a dense batch
+ * (pairs: out_height of each plane, `depth` planes side by side in a row), or `planes_task`
+ * over the (n, c) planes. Called with the GIL, which it releases. */
+static void run_pooling(int as_rows, Task rows_task, PoolPairs *pairs, Task planes_task,
+                        void *planes_context, Py_ssize_t planes, Py_ssize_t out_height,
+                        int threads)
+{
+    Py_ssize_t row_outputs = pairs->out_width * pairs->depth;
+    Py_BEGIN_ALLOW_THREADS
+    if (as_rows) {
+        Py_ssize_t rows = planes * out_height / pairs->depth;
+        parallel(rows_task, pairs, rows, pool_parts(rows, row_outputs, threads));
+    } else {
+        parallel(planes_task, planes_context, planes,
+                 pool_parts(planes, out_height * pairs->out_width, threads));
+    }
+    Py_END_ALLOW_THREADS
+}
+
 /* max_pool_forward(x, y, winner or None, kernel_h, kernel_w, stride_h, stride_w, top, left,
  * threads): y (N, C, OH, OW) and winner (uint8, same shape) written from x (N, C, H, W) */
 static PyObject *max_pool_forward(PyObject *self, PyObject *args)
@@ -278,21 +297,12 @@ static PyObject *max_pool_forward(PyObject *self, PyObject *args)
     Py_ssize_t planes = shape[0] * shape[1];
     Py_ssize_t x_shape[4] = {shape[0], shape[1], p.height, p.width};
     Py_ssize_t depth = pixel_depth(x_shape, p.x_strides);
-    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width) && depth > 0
-            && pixel_depth(shape, p.y_strides) == depth
-            && (p.winner == NULL || pixel_depth(shape, p.winner_strides) == depth)) {
-        PoolPairs pairs = {p.x, p.y, p.winner, p.out_width, depth};
-        Py_ssize_t rows = planes * p.out_height / depth;
-        Py_BEGIN_ALLOW_THREADS
-        parallel(max_pool_pairs_rows, &pairs, rows,
-                 pool_parts(rows, p.out_width * depth, w.threads));
-        Py_END_ALLOW_THREADS
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        parallel(max_pool_planes, &p, planes, pool_parts(planes, shape[2] * shape[3],
-                                                         w.threads));
-        Py_END_ALLOW_THREADS
-    }
+    int as_rows = is_pairs(&w, p.height, p.width, p.out_height, p.out_width) && depth > 0
+        && pixel_depth(shape, p.y_strides) == depth
+        && (p.winner == NULL || pixel_depth(shape, p.winner_strides) == depth);
+    PoolPairs pairs = {p.x, p.y, p.winner, p.out_width, depth};
+    run_pooling(as_rows, max_pool_pairs_rows, &pairs, max_pool_planes, &p, planes,
+                p.out_height, w.threads);
     release_views(views, taken);
     Py_RETURN_NONE;
 }
@@ -333,21 +343,12 @@ static PyObject *max_pool_backward(PyObject *self, PyObject *args)
     Py_ssize_t planes = shape[0] * shape[1];
     Py_ssize_t out_shape[4] = {shape[0], shape[1], p.out_height, p.out_width};
     Py_ssize_t depth = pixel_depth(shape, p.dx_strides);
-    if (is_pairs(&w, p.height, p.width, p.out_height, p.out_width) && depth > 0
-            && pixel_depth(out_shape, p.dy_strides) == depth
-            && pixel_depth(out_shape, p.winner_strides) == depth) {
-        PoolPairs pairs = {p.dy, p.dx, (unsigned char *)p.winner, p.out_width, depth};
-        Py_ssize_t rows = planes * p.out_height / depth;
-        Py_BEGIN_ALLOW_THREADS
-        parallel(max_pool_pairs_backward_rows, &pairs, rows,
-                 pool_parts(rows, p.out_width * depth, w.threads));
-        Py_END_ALLOW_THREADS
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        parallel(max_pool_backward_planes, &p, planes,
-                 pool_parts(planes, shape[2] * shape[3], w.threads));
-        Py_END_ALLOW_THREADS
-    }
+    int as_rows = is_pairs(&w, p.height, p.width, p.out_height, p.out_width) && depth > 0
+        && pixel_depth(out_shape, p.dy_strides) == depth
+        && pixel_depth(out_shape, p.winner_strides) == depth;
+    PoolPairs pairs = {p.dy, p.dx, (unsigned char *)p.winner, p.out_width, depth};
+    run_pooling(as_rows, max_pool_pairs_backward_rows, &pairs, max_pool_backward_planes, &p,
+                planes, p.out_height, w.threads);
     release_views(views, 3);
     Py_RETURN_NONE;
 }
