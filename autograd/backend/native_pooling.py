@@ -29,10 +29,9 @@ def steps_past_lines(x):
     """Whether x's rows step a cache line of float32 values or more from one element to the
     next (a batch-last layout of 16 images or more; counted in elements, so that the uint8
     winners of such a layout count too): the per-plane kernels then touch a line for each
-    value, and
-    NumPy's whole-batch passes are faster (with winners, 3x3 stride 2 on a batch-last (64, 32,
-    28, 28): 29.4 against 7.6 ms forward, 13.3 against 8.3 backward; at a batch of 8, 8.4
-    against 9.2 and 8.1 against 12.5)."""
+    value, and NumPy's whole-batch passes are faster (with winners, 3x3 stride 2 on a
+    batch-last (64, 32, 28, 28): 29.4 against 7.6 ms forward, 13.3 against 8.3 backward; at a
+    batch of 8, 8.4 against 9.2 and 8.1 against 12.5)."""
     return x.strides[3] // x.itemsize >= _LINE_FLOATS
 
 

@@ -131,10 +131,11 @@ def _compiled_max_pool(x, windows, with_winner):
     threads. Without winners (inference) it takes each plane separably, 5.2 against 14.4 ms and
     1.0 against 1.7 ms for SqueezeNet's first pool; but many tiny planes cost it more per plane
     than NumPy's whole-batch passes ((8, 32, 8, 8) to 4 x 4: 0.15 against 0.07 ms), and so do
-    rows that are not contiguous (a batch-last layout's W strides over the batch: each plane's
-    pass reads whole cache lines for one value in eight, 18.9 against 15.0 ms), so those stay
-    with NumPy, unless the windows are 2x2 pairs tiling a C-contiguous batch, which the kernel
-    pools as rows of the whole batch (native_pooling.tiles_by_pairs: 0.033 ms there)."""
+    rows that are not contiguous (a batch-last layout's W strides over the batch: 18.9 against
+    15.0 ms; with winners too from 16 images, native_pooling.steps_past_lines), so those stay
+    with NumPy, unless the windows are 2x2 pairs tiling a C-contiguous or batch-last batch,
+    which the kernel pools as rows of the whole batch (native_pooling.tiles_by_pairs: 0.033 ms
+    for those (8, 32, 8, 8))."""
     if not native_pooling.takes_images(x):
         return None
     pairs = native_pooling.tiles_by_pairs(x, windows)

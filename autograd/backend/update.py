@@ -89,10 +89,11 @@ def adam_update(data, grad, state, lr, beta_1, beta_2, epsilon, weight_decay, de
     if v is None:
         v = state["v"] = xp.zeros_like(data)
     t = state.get("step", 0) + 1
+    inverse_correction = 1.0 / (1.0 - beta_2 ** t)            # v_hat = v * this
+    step = -lr / (1.0 - beta_1 ** t)                           # m_hat's correction folded in
     settings = (beta_1, beta_2, 1.0 - beta_1, 1.0 - beta_2, epsilon,
                 0.0 if decoupled else weight_decay,
-                1.0 - lr * weight_decay if decoupled else 1.0,
-                1.0 / (1.0 - beta_2 ** t), -lr / (1.0 - beta_1 ** t))
+                1.0 - lr * weight_decay if decoupled else 1.0, inverse_correction, step)
     if native_update.adam(data, grad, m, v, settings):      # the same arithmetic, one pass
         state["step"] = t
         return
@@ -105,9 +106,9 @@ def adam_update(data, grad, state, lr, beta_1, beta_2, epsilon, weight_decay, de
     axpy(1.0 - beta_2, scratch, v)
     if decoupled and weight_decay != 0:
         data *= 1.0 - lr * weight_decay
-    xp.multiply(v, 1.0 / (1.0 - beta_2 ** t), out=scratch)    # v_hat
+    xp.multiply(v, inverse_correction, out=scratch)             # v_hat
     xp.sqrt(scratch, out=scratch)
     scratch += epsilon
     xp.divide(m, scratch, out=scratch)                         # m / (sqrt(v_hat) + eps)
-    axpy(-lr / (1.0 - beta_1 ** t), scratch, data)             # m_hat's correction folded in
+    axpy(step, scratch, data)
     state["step"] = t

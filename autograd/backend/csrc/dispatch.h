@@ -62,7 +62,7 @@ typedef void (*ProductTransposed)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const floa
 typedef void (*MaxPoolPlane)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                              float *, Py_ssize_t, Py_ssize_t, unsigned char *, Py_ssize_t,
                              Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int,
-                             int, int, int, float *, int *);
+                             int, int, int, float *, int32_t *);
 typedef void (*MaxPoolSeparable)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                  Py_ssize_t, float *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                  Py_ssize_t, int, int, int, int, int, int, float *,

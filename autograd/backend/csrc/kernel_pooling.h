@@ -6,21 +6,27 @@
  * order, each as one pass along the row: a later offset wins only where strictly greater, a
  * NaN stays, and an offset outside the input (padding, -inf) changes nothing, so that pass
  * skips it. A pass compares and selects without branches, so the compiler vectorizes it. */
-/* One kernel offset's pass along a row: the selects are written as bit masks, because GCC
- * compiled `greater ? value : best` in the scalar remainder of short rows (an 8x8 image's 4
- * outputs) as branches, mispredicted on half the elements. */
+/* One kernel offset k of a window: `value` becomes the maximum where strictly greater, or
+ * where it is a NaN; the winner becomes k only where strictly greater. The selects are bit
+ * masks, because GCC compiled `greater ? value : best` in the scalar remainder of short rows
+ * (an 8x8 image's 4 outputs) as branches, mispredicted on half the elements. */
+static inline void KERNEL(keep_first_maximum)(float value, int32_t k, float *best,
+                                              int32_t *first)
+{
+    int32_t greater = -(int32_t)(value > *best);
+    int32_t take = greater | -(int32_t)(value != value);
+    int32_t value_bits, best_bits;
+    memcpy(&value_bits, &value, 4);
+    memcpy(&best_bits, best, 4);
+    best_bits = (value_bits & take) | (best_bits & ~take);
+    memcpy(best, &best_bits, 4);
+    *first = (k & greater) | (*first & ~greater);
+}
+
+/* One kernel offset's pass along a row */
 #define MAX_POOL_PASS(step)                                                    \
-    for (Py_ssize_t ow = low; ow < high; ow++) {                               \
-        float value = column0[ow * (step)];                                    \
-        int32_t greater = -(int32_t)(value > best[ow]);                        \
-        int32_t take = greater | -(int32_t)(value != value);                   \
-        int32_t value_bits, best_bits;                                         \
-        memcpy(&value_bits, &value, 4);                                        \
-        memcpy(&best_bits, &best[ow], 4);                                      \
-        best_bits = (value_bits & take) | (best_bits & ~take);                 \
-        memcpy(&best[ow], &best_bits, 4);                                      \
-        first[ow] = (k & greater) | (first[ow] & ~greater);                    \
-    }
+    for (Py_ssize_t ow = low; ow < high; ow++)                                 \
+        KERNEL(keep_first_maximum)(column0[ow * (step)], k, &best[ow], &first[ow]);
 
 /* The outputs [*low, *high) of a row, as offsets from out_first and at most out_width of
  * them, whose kernel column j (input column o * stride - left + j) is inside [0, width) */
@@ -61,15 +67,8 @@ static void KERNEL(max_pool_direct)(
                     Py_ssize_t column = column0 + j;
                     if (column < 0 || column >= width)
                         continue;                          /* a padding column */
-                    float value = x[row * x_row + column * x_column];
-                    int32_t greater = -(int32_t)(value > best);
-                    int32_t take = greater | -(int32_t)(value != value);
-                    int32_t value_bits, best_bits;
-                    memcpy(&value_bits, &value, 4);
-                    memcpy(&best_bits, &best, 4);
-                    best_bits = (value_bits & take) | (best_bits & ~take);
-                    memcpy(&best, &best_bits, 4);
-                    first = ((i * kernel_width + j) & greater) | (first & ~greater);
+                    KERNEL(keep_first_maximum)(x[row * x_row + column * x_column],
+                                               i * kernel_width + j, &best, &first);
                 }
             }
             y[oh * y_row + ow * y_column] = best;
@@ -84,7 +83,7 @@ static void KERNEL(max_pool_plane)(
     Py_ssize_t winner_row, Py_ssize_t winner_column, Py_ssize_t out_height,
     Py_ssize_t out_first, Py_ssize_t out_width, int kernel_height, int kernel_width,
     int stride_height, int stride_width, int top, int left, float *restrict best,
-    int *restrict first)
+    int32_t *restrict first)
 {
     if (out_width < MAX_POOL_ROW_PASS_MIN) {
         KERNEL(max_pool_direct)(x, x_row, x_column, height, width, y, y_row, y_column, winner,
@@ -203,33 +202,19 @@ static void KERNEL(max_pool_plane_separable)(
  * each pixel's N values side by side. The same maxima and winners as max_pool_plane (offsets
  * in row-major order, a later one wins only where strictly greater, a NaN stays); a digits
  * CNN's 8x8 planes cost the per-plane kernels more to set up than to pool. */
-#define PAIRS_OFFSET(value, k)                                                 \
-    {                                                                          \
-        float v = (value);                                                     \
-        int32_t greater = -(int32_t)(v > best);                                \
-        int32_t take = greater | -(int32_t)(v != v);                           \
-        int32_t value_bits, best_bits;                                         \
-        memcpy(&value_bits, &v, 4);                                            \
-        memcpy(&best_bits, &best, 4);                                          \
-        best_bits = (value_bits & take) | (best_bits & ~take);                 \
-        memcpy(&best, &best_bits, 4);                                          \
-        first = ((k) & greater) | (first & ~greater);                          \
-    }
-
 static inline void KERNEL(max_pool_pair)(const float *top, const float *bottom, Py_ssize_t a,
                                          Py_ssize_t b, float *y, unsigned char *winner)
 {
     /* the first offset sets the maximum (a -inf or a NaN there too) */
     float best = top[a];
     int32_t first = 0;
-    PAIRS_OFFSET(top[b], 1)
-    PAIRS_OFFSET(bottom[a], 2)
-    PAIRS_OFFSET(bottom[b], 3)
+    KERNEL(keep_first_maximum)(top[b], 1, &best, &first);
+    KERNEL(keep_first_maximum)(bottom[a], 2, &best, &first);
+    KERNEL(keep_first_maximum)(bottom[b], 3, &best, &first);
     *y = best;
     if (winner != NULL)
         *winner = (unsigned char)first;
 }
-#undef PAIRS_OFFSET
 
 static void KERNEL(max_pool_pairs)(Py_ssize_t rows, Py_ssize_t out_width, Py_ssize_t depth,
                                    const float *x, float *y, unsigned char *winner)

@@ -51,7 +51,7 @@ static void max_pool_planes(void *context, Py_ssize_t start, Py_ssize_t stop)
     if (p->winner == NULL && max_pool_planes_separably(p, start, stop))
         return;
     float best[POOL_ROW_CHUNK];
-    int first[POOL_ROW_CHUNK];
+    int32_t first[POOL_ROW_CHUNK];
     for (Py_ssize_t plane = start; plane < stop; plane++) {
         Py_ssize_t n = plane / p->channels, c = plane % p->channels;
         for (Py_ssize_t from = 0; from < p->out_width; from += POOL_ROW_CHUNK) {
