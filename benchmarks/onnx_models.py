@@ -71,9 +71,13 @@ def _weights_as_initializers(model):
     model.graph.node.extend(kept)
 
 
-def measure(threads=2, repetitions=7, quick=False):
+def measure(threads=2, repetitions=7, quick=False, pause=0.2, settle=1):
     """{(model, batch): {"autograd_ms", "onnxruntime_ms", "ratio", "cpu_ratio"}}: medians of
-    wall time, interleaved, and the ratio of the least CPU time (process_time) of each side."""
+    wall time, interleaved, and the ratio of the least CPU time (process_time) of each side.
+
+    As in the other workloads, each timed run follows a ``pause`` (seconds) and ``settle``
+    untimed runs of the same side: the threads that one side leaves spinning after a run
+    (onnxruntime's spin by default) have stopped, and the side's own are awake."""
     import onnxruntime
     import autograd
     from autograd.onnx.import_inference import unfused
@@ -99,10 +103,9 @@ def measure(threads=2, repetitions=7, quick=False):
             cpu = {"autograd": [], "onnxruntime": [], "unfused": []}
 
             def timed(side, function):
-                wall, process = time.perf_counter(), time.process_time()
-                function()
-                times[side].append(time.perf_counter() - wall)
-                cpu[side].append(time.process_time() - process)
+                wall, process = timed_run(function, pause, settle)
+                times[side].append(wall)
+                cpu[side].append(process)
 
             for _ in range(1 if quick else repetitions):
                 with autograd.no_grad():
@@ -122,6 +125,20 @@ def measure(threads=2, repetitions=7, quick=False):
                                       "unfused_cpu_ratio": round(unfused_ratio, 2),
                                       "relative_difference": difference}
     return results
+
+
+_wall_clock, _cpu_clock = time.perf_counter, time.process_time
+
+
+def timed_run(function, pause=0.0, settle=0):
+    """(wall, CPU) seconds of one call of ``function``, made after ``pause`` seconds of sleep
+    and ``settle`` untimed calls."""
+    time.sleep(pause)
+    for _ in range(settle):
+        function()
+    wall, process = _wall_clock(), _cpu_clock()
+    function()
+    return _wall_clock() - wall, _cpu_clock() - process
 
 
 def format_results(results):

@@ -381,7 +381,8 @@ def main(argv=None):
     if "onnx" in selected:           # only on request: it needs the onnx extra
         from benchmarks import onnx_models
         print(f"running onnx: {onnx_models.DESCRIPTION} ...", flush=True)
-        onnx_results = onnx_models.measure(args.threads, quick=args.quick)
+        onnx_results = onnx_models.measure(args.threads, args.repetitions, args.quick,
+                                            args.pause, args.settle)
         print(onnx_models.format_results(onnx_results))
         results["onnx"] = {f"{name} batch {batch}": row
                            for (name, batch), row in onnx_results.items()}

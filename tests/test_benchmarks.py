@@ -144,6 +144,23 @@ def test_a_timed_block_runs_its_settle_steps_first_and_untimed(monkeypatch):
     assert run.parse_args(["--settle", "3"]).settle == 3
 
 
+def test_an_onnx_run_is_timed_after_its_pause_and_settle_calls(monkeypatch):
+    from benchmarks import onnx_models
+    clock = {"now": 0.0}
+    monkeypatch.setattr(onnx_models, "_wall_clock", lambda: clock["now"])
+    monkeypatch.setattr(onnx_models, "_cpu_clock", lambda: 2 * clock["now"])
+    slept = []
+    monkeypatch.setattr(onnx_models.time, "sleep", slept.append)
+    calls = []
+
+    def run_once():
+        calls.append(clock["now"])
+        clock["now"] += 10.0 if len(calls) <= 2 else 1.0     # the settle calls are slow
+
+    assert onnx_models.timed_run(run_once, pause=0.2, settle=2) == (1.0, 2.0)
+    assert len(calls) == 3 and slept == [0.2]
+
+
 def test_the_table_names_the_workloads_the_host_took_cpu_from():
     from benchmarks import run
     row = {"unit": "ms", "status": {name: "ok" for name in run.IMPLEMENTATIONS},
