@@ -230,11 +230,12 @@ def scatter_rows_add(target, index, values):
 
 def epilogue(rows, bias, residual, relu):
     """``rows`` (O, L) += bias (O,) + residual (O, L), then max(rows, 0) where ``relu``, in
-    place and in one pass (convolution.py's ``_epilogue``; bias and residual None for none);
-    True, or None where the kernel does not apply."""
+    place and in one pass, the rows split over autograd's threads (convolution.py's
+    ``_epilogue``; bias and residual None for none); True, or None where the kernel does not
+    apply."""
     if not (takes_rows(rows) and (residual is None or takes_rows(residual)) and _vector(bias)):
         return None
-    _native.epilogue(rows, bias, residual, relu)
+    _native.epilogue(rows, bias, residual, relu, _split_threads())
     return True
 
 

@@ -235,3 +235,23 @@ def test_epilogue_operands():
         native._native.epilogue(y, None, np.zeros((3, 3), np.float32), True)
     with pytest.raises(ValueError, match="epilogue: expected bias of 2 elements, got 3"):
         native._native.epilogue(y, np.zeros(3, np.float32), None, False)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("layout", ["plain", "rows of a wider array"])
+def test_epilogue_split_over_the_threads(threads, layout):
+    """Rows enough for every thread a part (37 rows of 1500: 3 parts of 16384 elements or
+    more): each part takes its own rows' bias and residual, and the bits are the same on any
+    number of threads."""
+    if not native.available():
+        pytest.skip("the compiled kernels are not built")
+    rng = np.random.default_rng(threads)
+    y = draw(rng, (37, 1500), 1.0, layout)
+    bias = rng.standard_normal(37).astype(np.float32)
+    residual = draw(rng, (37, 1500), 1.0, layout)
+    expected = np.maximum(y.astype(np.float64) + bias[:, None] + residual, 0)
+    one = y.copy()
+    native._native.epilogue(one, bias, residual, True, 1)
+    native._native.epilogue(y, bias, residual, True, threads)
+    close(y, expected, 3.0)
+    assert np.array_equal(y, one)

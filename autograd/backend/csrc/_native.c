@@ -199,12 +199,32 @@ static PyObject *scatter_rows_add(PyObject *self, PyObject *args)
 
 static const Operand EPILOGUE[] = {{"y", 1, 1, 0}, {"residual", 1, 0, 1}};
 
+typedef struct {
+    Py_ssize_t width;
+    Rows y, residual;
+    const float *bias;
+    int relu;
+} EpilogueJob;
+
+static void epilogue_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const EpilogueJob *j = context;
+    Rows residual = j->residual;
+    if (residual.data != NULL)
+        residual.data = ROW(residual, start);
+    chosen.epilogue(stop - start, j->width, (Rows){ROW(j->y, start), j->y.stride},
+                    j->bias != NULL ? j->bias + start : NULL, residual, j->relu);
+}
+
+/* epilogue(y, bias or None, residual or None, relu[, threads]): the rows split over the pool
+ * as layer normalization's (a convolution's output rows: one pass each, too short a pass for
+ * autograd's Python threads to hand over at 15-40 us) */
 static PyObject *epilogue(PyObject *self, PyObject *args)
 {
     const char *kernel = "epilogue";
     PyObject *y, *bias, *residual;
-    int relu;
-    if (!PyArg_ParseTuple(args, "OOOp:epilogue", &y, &bias, &residual, &relu))
+    int relu, threads = 1;
+    if (!PyArg_ParseTuple(args, "OOOp|i:epilogue", &y, &bias, &residual, &relu, &threads))
         return NULL;
     Operands a;
     if (take_operand_array(kernel, (PyObject *[]){y, residual}, EPILOGUE, 2, 0, &a) < 0)
@@ -215,8 +235,9 @@ static PyObject *epilogue(PyObject *self, PyObject *args)
         release(&a, 2);
         return NULL;
     }
+    EpilogueJob job = {a.hidden, a.rows[0], a.rows[1], bias_data, relu};
     Py_BEGIN_ALLOW_THREADS
-    chosen.epilogue(a.count, a.hidden, a.rows[0], bias_data, a.rows[1], relu);
+    parallel(epilogue_rows, &job, a.count, row_parts(a.count, a.hidden, threads));
     Py_END_ALLOW_THREADS
     release_vector(&bias_view);
     release(&a, 2);

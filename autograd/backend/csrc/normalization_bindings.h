@@ -3,17 +3,6 @@
  * which autograd's Python threads pay for their handoff (15-40 us), so they ran on one core;
  * the pool hands a part over in about a microsecond. */
 
-/* Elements a thread must have before the rows are split */
-#define LAYER_NORM_MIN_WORK_PER_THREAD (1 << 14)
-
-static int layer_norm_parts(Py_ssize_t rows, Py_ssize_t width, int threads)
-{
-    Py_ssize_t most = rows * width / LAYER_NORM_MIN_WORK_PER_THREAD;
-    if (most > rows)
-        most = rows;
-    return threads < most ? threads : (int)(most > 1 ? most : 1);
-}
-
 typedef struct {
     Py_ssize_t width;
     Rows x, y, xhat;
@@ -63,7 +52,7 @@ static PyObject *layer_norm_forward(PyObject *self, PyObject *args)
     LayerNormForwardJob job = {a.hidden, a.rows[0], a.rows[1], a.rows[2], scale_data, bias_data,
                              eps, (float *)views[2].buf};
     Py_BEGIN_ALLOW_THREADS
-    parallel(layer_norm_forward_rows, &job, a.count, layer_norm_parts(a.count, a.hidden,
+    parallel(layer_norm_forward_rows, &job, a.count, row_parts(a.count, a.hidden,
                                                                       threads));
     Py_END_ALLOW_THREADS
     for (int k = 0; k < 3; k++)
@@ -133,7 +122,7 @@ static PyObject *layer_norm_backward(PyObject *self, PyObject *args)
         release(&a, 3);
         return NULL;
     }
-    int parts = layer_norm_parts(a.count, a.hidden, threads);
+    int parts = row_parts(a.count, a.hidden, threads);
     float *partial = NULL;
     if (parts > 1 && (dscale_data != NULL || dbias_data != NULL)) {
         partial = PyMem_RawCalloc((size_t)(2 * a.hidden * parts), sizeof(float));

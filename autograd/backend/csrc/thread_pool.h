@@ -19,6 +19,20 @@
 
 typedef void (*Task)(void *context, Py_ssize_t start, Py_ssize_t stop);
 
+/* Elements a thread must have before a row pass (one pass over each row: layer normalization,
+ * a convolution's epilogue) is split */
+#define ROW_MIN_WORK_PER_THREAD (1 << 14)
+
+/* The parts of a row pass over `rows` rows of `width`: at most `threads`, each with
+ * ROW_MIN_WORK_PER_THREAD elements or more, 1 at least. */
+static int row_parts(Py_ssize_t rows, Py_ssize_t width, int threads)
+{
+    Py_ssize_t most = rows * width / ROW_MIN_WORK_PER_THREAD;
+    if (most > rows)
+        most = rows;
+    return threads < most ? threads : (int)(most > 1 ? most : 1);
+}
+
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
 #include <sched.h>
