@@ -39,7 +39,7 @@ threads, unless the user set ``OPENBLAS_THREAD_TIMEOUT`` (their value stands) or
 import os
 import threading
 
-from .backend import buffer_cache, native, threads
+from .backend import buffer_cache, native, threads, winograd
 
 __all__ = ["set_num_threads", "get_num_threads", "set_cache_limit", "get_cache_limit",
            "empty_cache", "tune_allocator", "shorten_blas_spin", "use_native_kernels",
@@ -47,13 +47,25 @@ __all__ = ["set_num_threads", "get_num_threads", "set_cache_limit", "get_cache_l
 
 set_num_threads = threads.set_num_threads
 get_num_threads = threads.get_num_threads
-empty_cache = buffer_cache.empty_cache
 
 _GLIBC_MMAP_THRESHOLD_MAX = 32 << 20      # on 64-bit systems (mallopt(3), M_MMAP_THRESHOLD)
 _state = {"tune_allocator": True, "allocator_tuned": False, "shorten_blas_spin": True,
           "blas_spin_shortened": False}
 _SPIN_TIMEOUT = 4          # OpenBLAS's minimum: 2^4 cycles
 _lock = threading.Lock()
+
+
+def empty_cache():
+    """Give back the host memory autograd keeps for reuse: the large buffers of earlier steps
+    that no array uses any more (buffers still in use stay), and the Winograd transforms of
+    convolution kernels kept for inference. Returns the bytes released. Training does not need
+    this: the kept buffers are what the next step allocates anyway.
+
+    >>> import autograd
+    >>> autograd.empty_cache() >= 0
+    True
+    """
+    return buffer_cache.empty_cache() + winograd.forget_transformed_kernels()
 
 
 def set_cache_limit(limit_bytes):

@@ -1,6 +1,8 @@
 """Winograd F(4x4, 3x3) convolution against NumPy references written here (direct sums over the
 nine kernel offsets), float64 gradcheck through conv2d, the float32 error bound, and the rule
 that picks the path."""
+import collections
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -153,3 +155,46 @@ def test_a_retained_graph_gives_the_same_gradients_twice(always_winograd):
     second = autograd.gradients(loss)
     for tensor in (x, W):
         np.testing.assert_array_equal(first[tensor].to_numpy(), second[tensor].to_numpy())
+
+
+@pytest.fixture
+def no_kept_transforms(monkeypatch):
+    monkeypatch.setattr(winograd, "_transformed_kernels", collections.OrderedDict())
+
+
+def test_a_forward_alone_reuses_the_kernel_transform_while_the_weights_are_unchanged(
+        no_kept_transforms):
+    """Inference keeps U per weight array; a weight changed in place (fine-tuning) or in
+    training is transformed again: every output equals the direct sums of the weights it had."""
+    rng = np.random.default_rng(5)
+    x, W = rng.uniform(-1, 1, (2, 3, 7, 6)), rng.uniform(-1, 1, (4, 3, 3, 3))
+
+    def check():
+        y = winograd.forward(x, W, (1, 1), (0, 1), (False, False))[0]
+        expected = reference_conv2d(x, W, None, (1, 1), (1, 1), (0, 1), (1, 1), 1)
+        np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-12)
+
+    check()
+    kept = winograd._transformed_kernels[id(W)][1]
+    check()
+    assert winograd._transformed_kernels[id(W)][1] is kept          # reused
+    W[1, 2, 0, 1] += 0.5                                              # changed in place
+    check()
+    assert winograd._transformed_kernels[id(W)][1] is not kept
+    W_training = rng.uniform(-1, 1, (4, 3, 3, 3))
+    winograd.forward(x, W_training, (1, 1), (1, 1), (True, True))
+    assert id(W_training) not in winograd._transformed_kernels       # training keeps none
+
+
+def test_kept_transforms_stay_under_their_limit_and_empty_cache_drops_them(no_kept_transforms,
+                                                                          monkeypatch):
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-1, 1, (1, 3, 6, 6))
+    weights = [rng.uniform(-1, 1, (4, 3, 3, 3)) for _ in range(3)]
+    one = weights[0].nbytes * 5          # a copy of W and its U (4 times W's size)
+    monkeypatch.setattr(winograd, "_TRANSFORMED_KERNELS_LIMIT_BYTES", 2 * one)
+    for k in (0, 1, 0, 2):               # 0 used again after 1: 1 is the least recently used
+        winograd.forward(x, weights[k], (1, 1), (1, 1), (False, False))
+    assert list(winograd._transformed_kernels) == [id(weights[0]), id(weights[2])]
+    assert autograd.empty_cache() >= 2 * one
+    assert not winograd._transformed_kernels
