@@ -32,7 +32,7 @@ import numpy as np
 from ..device import get_array_module
 from . import buffer_cache, native, threads, winograd
 from . import convolution_small_image as small_image
-from .im2col import pad2d, offset_slice, columns
+from .im2col import pad2d, offset_slice, columns_of
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
@@ -106,7 +106,6 @@ def _forward_by_columns(context, x, W, b, needs):
     out_channels = W.shape[0]
     groups = geometry.groups
     out_h, out_w = context.out_size = geometry.output_size(x.shape[2:], context.pads)
-    padded = _padded_batch_last(x, *context.pads)
     weights = W.reshape(groups, out_channels // groups, -1)
     # Forward alone (nothing will need the columns, nor db from the GEMM): the bias is added
     # after the GEMM rather than concatenated to W in every call (a copy of all the weights:
@@ -114,10 +113,11 @@ def _forward_by_columns(context, x, W, b, needs):
     # input as its columns with no copy.
     bias_in_gemm = b is not None and bool(needs)
     if not needs and _is_pointwise(geometry):
-        cols = batch_last(padded).reshape(groups, -1, out_h * out_w * n)
+        cols = batch_last(_padded_batch_last(x, *context.pads)).reshape(groups, -1,
+                                                                      out_h * out_w * n)
     else:
-        cols = columns(padded, geometry.kernel, (out_h, out_w), geometry.stride,
-                       geometry.dilation, groups, ones_row=bias_in_gemm)
+        cols = columns_of(x, geometry.kernel, (out_h, out_w), geometry.stride,
+                          geometry.dilation, groups, *context.pads, ones_row=bias_in_gemm)
     if bias_in_gemm:
         bias = b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)
         weights = xp.concatenate([weights, bias], axis=2)
@@ -129,7 +129,9 @@ def _forward_by_columns(context, x, W, b, needs):
         threads.elementwise(_add, rows, rows, bias)
     if needs:
         context.saved = (cols if needs[1] else None, W if needs[0] else None)
-        context.padded_shape = padded.shape
+        (top, bottom), (left, right) = context.pads
+        context.padded_shape = x.shape[:2] + (x.shape[2] + top + bottom,
+                                              x.shape[3] + left + right)
     return from_batch_last(product.reshape(out_channels, out_h, out_w, n))
 
 
@@ -150,17 +152,17 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
         out_h, out_w = y.shape[2:]
     else:
         out_h, out_w = geometry.output_size(x.shape[2:], pads)
-        padded = _padded_batch_last(x, *pads)
         weights = W.reshape(groups, out_channels // groups, -1)
         # Where the columns are built anyway and W is small beside y, b rides in the GEMM (a
         # row of ones under the columns): the copy of W with b is cheaper than a pass over y.
         bias_in_gemm = (b is not None and not _is_pointwise(geometry)
                         and 16 * (W.size + out_channels) <= out_channels * out_h * out_w * n)
         if _is_pointwise(geometry):
-            cols = batch_last(padded).reshape(groups, -1, out_h * out_w * n)
+            cols = batch_last(_padded_batch_last(x, *pads)).reshape(groups, -1,
+                                                                   out_h * out_w * n)
         else:
-            cols = columns(padded, geometry.kernel, (out_h, out_w), geometry.stride,
-                           geometry.dilation, groups, ones_row=bias_in_gemm)
+            cols = columns_of(x, geometry.kernel, (out_h, out_w), geometry.stride,
+                              geometry.dilation, groups, *pads, ones_row=bias_in_gemm)
         if bias_in_gemm:
             weights = np.concatenate(
                 [weights, b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)], axis=2)
@@ -292,8 +294,8 @@ def _input_gradient_by_convolution(context, xp, dy_rows, W):
     weights = threads.ascontiguousarray(flipped.transpose(0, 2, 1, 3, 4)).reshape(
         groups, group_channels, -1)
     dy = from_batch_last(dy_rows.reshape(out_channels, out_h, out_w, n))
-    dy_cols = columns(_padded_batch_last(dy, pads_h, pads_w), (kh, kw), (h, w), (1, 1),
-                      context.geometry.dilation, groups)
+    dy_cols = columns_of(dy, (kh, kw), (h, w), (1, 1), context.geometry.dilation, groups,
+                         pads_h, pads_w)
     dx = buffer_cache.empty(xp, (groups, group_channels, dy_cols.shape[2]), dy_cols.dtype)
     xp.matmul(weights, dy_cols, out=dx)
     return from_batch_last(dx.reshape(c, h, w, n))

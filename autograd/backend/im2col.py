@@ -17,9 +17,9 @@ import math
 import numpy as np
 
 from ..device import get_array_module
-from . import buffer_cache, threads
+from . import buffer_cache, native_pooling, threads
 from ..geometry import axis_slice
-from .layout import image_axis_order
+from .layout import BATCH_LAST, batch_last, from_batch_last, image_axis_order
 
 __all__ = []     # internal helpers, not part of the public API
 
@@ -114,6 +114,26 @@ def columns(padded, kernel, out_size, stride, dilation, groups, ones_row=False):
     shape = (groups, c // groups) + tuple(kernel) + tuple(out_size) + (n,)
     source = windows.transpose(1, 2, 3, 4, 5, 0).reshape(shape)
     threads.copy(cols[:, :rows].reshape(shape), source)
+    if ones_row:
+        cols[:, rows] = 1
+    return cols
+
+
+def columns_of(x, kernel, out_size, stride, dilation, groups, pads_h, pads_w, ones_row=False):
+    """:func:`columns` of ``x`` (N, C, H, W) padded by ``pads_h`` and ``pads_w``: where the
+    compiled kernel takes x (float32, batch-last or one image: native_pooling.columns) read
+    straight from x, with no padded copy; else x padded into a batch-last buffer first."""
+    if not native_pooling.columns_apply(x):
+        if pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]:
+            padded = pad2d(x, pads_h, pads_w, axis_order=BATCH_LAST)
+        else:
+            padded = from_batch_last(batch_last(x))
+        return columns(padded, kernel, out_size, stride, dilation, groups, ones_row)
+    n, c = x.shape[:2]
+    rows = c // groups * kernel[0] * kernel[1]
+    cols = buffer_cache.empty(np, (groups, rows + ones_row, math.prod(out_size) * n), x.dtype)
+    native_pooling.columns(x, cols, kernel, out_size, stride, dilation, groups, pads_h[0],
+                           pads_w[0])
     if ones_row:
         cols[:, rows] = 1
     return cols

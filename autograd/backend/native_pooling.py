@@ -1,6 +1,7 @@
 """The compiled max pooling (csrc/kernel_pooling.h, pooling_bindings.h) for pooling.py: 2-D max
 pooling of float32 NumPy images (N, C, H, W) in any layout, the (n, c) planes split over the
-compiled kernels' threads. As in native.py, each function returns True, or None where the
+compiled kernels' threads; and a convolution's im2col columns from its unpadded input
+(columns_bindings.h) for im2col.py, the other window copy of the images. As in native.py, each function returns True, or None where the
 kernel does not apply (nothing written), and the caller runs its portable NumPy code.
 """
 import numpy as np
@@ -81,3 +82,19 @@ def _window_arguments(windows):
     (kernel_h, kernel_w), (stride_h, stride_w) = windows.kernel, windows.stride
     return (kernel_h, kernel_w, stride_h, stride_w, windows.pads[0][0], windows.pads[1][0],
             _split_threads())
+
+
+def columns_apply(x):
+    """Whether :func:`columns` takes the images x (N, C, H, W): switched on and float32, in any
+    layout (batch-last or one image copies runs of values; other layouts value by value)."""
+    return takes_images(x)
+
+
+def columns(x, cols, kernel, out_size, stride, dilation, groups, top, left):
+    """cols[g, r, :] = im2col row r of group g of the unpadded images x (N, C, H, W) padded by
+    ``top`` rows and ``left`` columns (im2col.columns's layout: column (oh, ow, n)), the rows
+    split over the compiled kernels' threads, the padding written as zeros; for x that
+    :func:`columns_apply` takes, and cols a C-contiguous float32 (groups, rows, OH * OW * N)
+    array."""
+    _native.columns(x, cols, kernel[0], kernel[1], stride[0], stride[1], dilation[0],
+                    dilation[1], top, left, out_size[0], out_size[1], groups, _split_threads())

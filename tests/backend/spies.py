@@ -16,12 +16,12 @@ def record_scratch_dtypes(monkeypatch):
 
 
 def record_ones_rows(monkeypatch):
-    """The list of ``ones_row`` of every convolution.columns call while the patch holds (True:
-    the bias rides in the GEMM under a row of ones)."""
-    asked, original = [], convolution.columns
+    """The list of ``ones_row`` of every convolution.columns_of call while the patch holds
+    (True: the bias rides in the GEMM under a row of ones)."""
+    asked, original = [], convolution.columns_of
 
     def spy(*args, ones_row=False):
         asked.append(ones_row)
         return original(*args, ones_row=ones_row)
-    monkeypatch.setattr(convolution, "columns", spy)
+    monkeypatch.setattr(convolution, "columns_of", spy)
     return asked

@@ -72,6 +72,7 @@ typedef struct {
 #include "sequence_bindings.h"
 #include "normalization_bindings.h"
 #include "pooling_bindings.h"
+#include "columns_bindings.h"
 #include "update_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
@@ -303,6 +304,9 @@ static PyMethodDef methods[] = {
     {"lstm_sequence_backward", lstm_sequence_backward, METH_VARARGS,
      "lstm_sequence_backward(gates, cs, tanh_cs, dhs, dh_last, dc_last, da, dh0, dc0, W_hh_T, "
      "threads): their backward through time"},
+    {"columns", columns, METH_VARARGS,
+     "columns(x, cols, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, top, "
+     "left, out_h, out_w, groups, threads): im2col from the unpadded input"},
     {"max_pool_forward", max_pool_forward, METH_VARARGS,
      "max_pool_forward(x, y, winner or None, kernel_h, kernel_w, stride_h, stride_w, top, "
      "left, threads): 2-D max pooling of (N, C, H, W) float32"},
@@ -314,7 +318,8 @@ static PyMethodDef methods[] = {
     {"adam", adam, METH_VARARGS,
      "adam(data, grad, m, v, settings, threads): one Adam step in place"},
     {"epilogue", epilogue, METH_VARARGS,
-     "epilogue(y, bias or None, residual or None, relu): y = max(y + bias + residual, 0)"},
+     "epilogue(y, bias or None, residual or None, relu[, threads]): y = max(y + bias + "
+     "residual, 0)"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,
      "scatter_rows_add(target, index, values): target[index[r]] += values[r], row by row"},
     {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,
