@@ -32,7 +32,7 @@ import numpy as np
 from ..device import get_array_module
 from . import buffer_cache, native, threads, winograd
 from . import convolution_small_image as small_image
-from .im2col import pad2d, offset_slice, columns_of
+from .im2col import offset_slice, columns_of, padded_batch_last
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
@@ -113,7 +113,7 @@ def _forward_by_columns(context, x, W, b, needs):
     # input as its columns with no copy.
     bias_in_gemm = b is not None and bool(needs)
     if not needs and _is_pointwise(geometry):
-        cols = batch_last(_padded_batch_last(x, *context.pads)).reshape(groups, -1,
+        cols = batch_last(padded_batch_last(x, *context.pads)).reshape(groups, -1,
                                                                       out_h * out_w * n)
     else:
         cols = columns_of(x, geometry.kernel, (out_h, out_w), geometry.stride,
@@ -158,7 +158,7 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
         bias_in_gemm = (b is not None and not _is_pointwise(geometry)
                         and 16 * (W.size + out_channels) <= out_channels * out_h * out_w * n)
         if _is_pointwise(geometry):
-            cols = batch_last(_padded_batch_last(x, *pads)).reshape(groups, -1,
+            cols = batch_last(padded_batch_last(x, *pads)).reshape(groups, -1,
                                                                    out_h * out_w * n)
         else:
             cols = columns_of(x, geometry.kernel, (out_h, out_w), geometry.stride,
@@ -336,11 +336,3 @@ def _input_gradient_by_col2im(context, xp, dy_rows, W):
 
 def _add(out, a, b):
     get_array_module(out).add(a, b, out=out)
-
-
-def _padded_batch_last(x, pads_h, pads_w):
-    """``x`` (N, C, H, W) padded, as an (N, C, Hp, Wp) view of a batch-last (C, Hp, Wp, N)
-    array (no copy where x is batch-last already and needs no padding)."""
-    if pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]:
-        return pad2d(x, pads_h, pads_w, axis_order=BATCH_LAST)
-    return from_batch_last(batch_last(x))

@@ -120,15 +120,12 @@ def columns(padded, kernel, out_size, stride, dilation, groups, ones_row=False):
 
 
 def columns_of(x, kernel, out_size, stride, dilation, groups, pads_h, pads_w, ones_row=False):
-    """:func:`columns` of ``x`` (N, C, H, W) padded by ``pads_h`` and ``pads_w``: where the
-    compiled kernel takes x (float32, batch-last or one image: native_pooling.columns) read
-    straight from x, with no padded copy; else x padded into a batch-last buffer first."""
+    """:func:`columns` of ``x`` (N, C, H, W) padded by ``pads_h`` and ``pads_w``: read straight
+    from x, with no padded copy, where the compiled kernel takes x (float32 NumPy images in any
+    layout: native_pooling.columns); else x padded into a batch-last buffer first."""
     if not native_pooling.columns_apply(x):
-        if pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]:
-            padded = pad2d(x, pads_h, pads_w, axis_order=BATCH_LAST)
-        else:
-            padded = from_batch_last(batch_last(x))
-        return columns(padded, kernel, out_size, stride, dilation, groups, ones_row)
+        return columns(padded_batch_last(x, pads_h, pads_w), kernel, out_size, stride,
+                       dilation, groups, ones_row)
     n, c = x.shape[:2]
     rows = c // groups * kernel[0] * kernel[1]
     cols = buffer_cache.empty(np, (groups, rows + ones_row, math.prod(out_size) * n), x.dtype)
@@ -137,3 +134,11 @@ def columns_of(x, kernel, out_size, stride, dilation, groups, pads_h, pads_w, on
     if ones_row:
         cols[:, rows] = 1
     return cols
+
+
+def padded_batch_last(x, pads_h, pads_w):
+    """``x`` (N, C, H, W) padded, as an (N, C, Hp, Wp) view of a batch-last (C, Hp, Wp, N)
+    array (no copy where x is batch-last already and needs no padding)."""
+    if pads_h[0] or pads_h[1] or pads_w[0] or pads_w[1]:
+        return pad2d(x, pads_h, pads_w, axis_order=BATCH_LAST)
+    return from_batch_last(batch_last(x))

@@ -1,8 +1,9 @@
-"""The compiled max pooling (csrc/kernel_pooling.h, pooling_bindings.h) for pooling.py: 2-D max
-pooling of float32 NumPy images (N, C, H, W) in any layout, the (n, c) planes split over the
-compiled kernels' threads; and a convolution's im2col columns from its unpadded input
-(columns_bindings.h) for im2col.py, the other window copy of the images. As in native.py, each function returns True, or None where the
-kernel does not apply (nothing written), and the caller runs its portable NumPy code.
+"""The compiled windows over float32 NumPy images (N, C, H, W) in any layout, split over the
+compiled kernels' threads: max pooling (csrc/kernel_pooling.h, pooling_bindings.h) for
+pooling.py, the (n, c) planes over the threads, and a convolution's im2col columns read from
+its unpadded input (columns_bindings.h) for im2col.py. As in native.py, the pooling functions
+return True, or None where the kernel does not apply (nothing written), and the caller runs
+its portable NumPy code; for the columns the caller asks :func:`columns_apply` first.
 """
 import numpy as np
 

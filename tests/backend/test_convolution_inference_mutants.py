@@ -1,12 +1,12 @@
 """convolution.py survivors of the backend/ mutation run (the rest: convolution, im2col,
 winograd, buffer_cache, threads) that test_convolution_mutants.py (full at ~400 lines) let
 through: a residual added by inference_forward with no bias and no ReLU, a pad on the left
-alone, and the batch-last layout that _padded_batch_last promises. Results are checked
+alone, and the batch-last layout that im2col.padded_batch_last promises. Results are checked
 against the direct sum over kernel offsets of test_convolution_mutants.py."""
 import numpy as np
 import pytest
 
-from autograd.backend import convolution
+from autograd.backend import convolution, im2col
 from autograd.backend.layout import is_batch_last
 from autograd.geometry import ConvGeometry
 from tests.backend.test_convolution_mutants import _inputs, direct_conv
@@ -84,7 +84,7 @@ def test_padded_batch_last_pads_a_c_order_input_into_a_batch_last_array(pads):
     mutants that drop `axis_order=BATCH_LAST` pad a C-order x in C order."""
     x = np.random.default_rng(35).standard_normal((3, 2, 4, 5))
     assert x.flags.c_contiguous
-    padded = convolution._padded_batch_last(x, *pads)
+    padded = im2col.padded_batch_last(x, *pads)
     assert is_batch_last(padded)
     np.testing.assert_array_equal(padded, np.pad(x, ((0, 0), (0, 0)) + pads))
 
