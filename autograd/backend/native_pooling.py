@@ -91,11 +91,12 @@ def columns_apply(x):
     return takes_images(x)
 
 
-def columns(x, cols, kernel, out_size, stride, dilation, groups, top, left):
+def columns(x, cols, kernel, out_size, stride, dilation, groups, top, left, offset_major=False):
     """cols[g, r, :] = im2col row r of group g of the unpadded images x (N, C, H, W) padded by
     ``top`` rows and ``left`` columns (im2col.columns's layout: column (oh, ow, n)), the rows
     split over the compiled kernels' threads, the padding written as zeros; for x that
     :func:`columns_apply` takes, and cols a C-contiguous float32 (groups, rows, OH * OW * N)
-    array."""
+    array. Rows (c, i, j), or with ``offset_major`` (i, j, c): winograd.py's input tiles."""
     _native.columns(x, cols, kernel[0], kernel[1], stride[0], stride[1], dilation[0],
-                    dilation[1], top, left, out_size[0], out_size[1], groups, _split_threads())
+                    dilation[1], top, left, out_size[0], out_size[1], groups, _split_threads(),
+                    offset_major)

@@ -118,3 +118,21 @@ def test_the_binding_names_what_it_expected():
                                5, 5, 1, 1)
     with pytest.raises(ValueError, match="expected x as a 4-D float32 array"):
         native._native.columns(x.astype(np.float64), cols, 3, 3, 1, 1, 1, 1, 1, 1, 5, 5, 1, 1)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("layout", ["plain", "batch last"])
+def test_offset_major_rows_are_the_same_rows_ordered_by_kernel_offset_first(layout, groups):
+    """Winograd's input tiles: 6x6 windows of stride 4, each group's rows (i, j, c) instead of
+    (c, i, j)."""
+    x = _stored(np.random.default_rng(3).standard_normal((2, 6, 9, 7)).astype(np.float32),
+                layout)
+    expected, out_size = reference_columns(x, (6, 6), (4, 4), (1, 1), groups, (1, 4), (1, 4),
+                                           False)
+    per_group = 6 // groups
+    by_offset = expected.reshape(groups, per_group, 36, -1).transpose(0, 2, 1, 3).reshape(
+        groups, 36 * per_group, -1)
+    cols = np.full(by_offset.shape, np.nan, np.float32)
+    native_pooling.columns(x, cols, (6, 6), out_size, (4, 4), (1, 1), groups, 1, 1,
+                           offset_major=True)
+    assert np.array_equal(cols, by_offset)

@@ -79,6 +79,28 @@ def test_forward_and_gradients_match_direct_sums_with_any_padding(s):
     np.testing.assert_allclose(dW, expected_dW, rtol=1e-10, atol=1e-12)
 
 
+@given(winograd_settings())
+def test_float32_tiles_from_the_compiled_im2col_give_the_direct_sums(s):
+    """float32 input tiles are written by the compiled columns kernel (any layout of x, the
+    padding's tiles as zeros) and stored batch-last: y, dx and dW within float32's Winograd
+    error of the direct sums, with any padding and ragged edges."""
+    rng = np.random.default_rng(s["seed"])
+    x64 = rng.uniform(-1, 1, s["x_shape"])
+    W64 = rng.uniform(-1, 1, (s["out_channels"], s["x_shape"][1], 3, 3))
+    x = stored_as(x64.astype(np.float32), s["x_batch_last"])
+    y, V, U, batch_last_tiles = winograd.forward(x, W64.astype(np.float32), s["pads_h"],
+                                                 s["pads_w"], (True, True))
+    assert batch_last_tiles and y.dtype == np.float32
+    expected = reference_conv2d(x64, W64, None, (1, 1), s["pads_h"], s["pads_w"], (1, 1), 1)
+    dy64 = rng.uniform(-1, 1, expected.shape)
+    dx, dW = winograd.backward(V, U, stored_as(dy64.astype(np.float32), s["dy_batch_last"]),
+                               x.shape, s["pads_h"], s["pads_w"], (True, True),
+                               batch_last_tiles)
+    expected_dx, expected_dW = reference_gradients(x64, W64, dy64, s["pads_h"], s["pads_w"])
+    for result, reference in ((y, expected), (dx, expected_dx), (dW, expected_dW)):
+        assert np.abs(result - reference).max() <= 1e-4 * max(np.abs(reference).max(), 1.0)
+
+
 @settings(max_examples=max(20, settings.default.max_examples))
 @given(winograd_settings(), st.booleans())
 def test_conv2d_through_winograd_passes_gradcheck(s, bias):
@@ -101,10 +123,10 @@ def test_float32_error_stays_within_a_few_ulps_of_the_output_scale():
     x = rng.standard_normal((4, 64, 17, 20))
     W = rng.standard_normal((64, 64, 3, 3)) * 0.05
     dy = rng.standard_normal((4, 64, 17, 20))
-    y, V, U, _ = winograd.forward(x.astype(np.float32), W.astype(np.float32), (1, 1), (1, 1),
-                               (True, True))
+    y, V, U, batch_last_tiles = winograd.forward(x.astype(np.float32), W.astype(np.float32),
+                                                 (1, 1), (1, 1), (True, True))
     dx, dW = winograd.backward(V, U, dy.astype(np.float32), x.shape, (1, 1), (1, 1),
-                               (True, True))
+                               (True, True), batch_last_tiles)
     assert y.dtype == dx.dtype == dW.dtype == np.float32
     expected = reference_conv2d(x[:1, :, :, :], W, None, (1, 1), (1, 1), (1, 1), (1, 1), 1)
     expected_dx, expected_dW = reference_gradients(x, W, dy, (1, 1), (1, 1))

@@ -15,6 +15,7 @@ typedef struct {
     int dilation_height, dilation_width, top, left;
     float *cols;                        /* (groups, rows of a group (+ more), length) */
     Py_ssize_t rows_per_group, group_stride;
+    int offset_major;                   /* rows (i, j, c) rather than (c, i, j): Winograd's */
 } Columns;
 
 /* The outputs [*low, *high) along a row whose input index o * stride + offset is inside
@@ -38,7 +39,12 @@ static void columns_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
     for (Py_ssize_t q = start; q < stop; q++) {
         Py_ssize_t group = q / p->rows_per_group, r = q % p->rows_per_group;
         Py_ssize_t channel = group * p->channels_per_group + r / window;
-        Py_ssize_t i = r % window / p->kernel_width, j = r % p->kernel_width;
+        Py_ssize_t offset_index = r % window;
+        if (p->offset_major) {
+            channel = group * p->channels_per_group + r % p->channels_per_group;
+            offset_index = r / p->channels_per_group;
+        }
+        Py_ssize_t i = offset_index / p->kernel_width, j = offset_index % p->kernel_width;
         float *out = p->cols + group * p->group_stride + r * p->out_height * row_length;
         const float *plane = p->x + channel * p->x_strides[1];
         Py_ssize_t offset = j * p->dilation_width - p->left, low, high;
@@ -86,19 +92,22 @@ static void columns_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
 }
 
 /* columns(x, cols, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, top, left,
- * out_h, out_w, groups, threads): the first C / groups * kernel_h * kernel_w rows of each
- * group of cols (groups, rows, out_h * out_w * N), C-contiguous, written from x (N, C, H, W)
- * in any layout (fastest batch-last: the batch innermost in memory, or one image) */
+ * out_h, out_w, groups, threads[, offset_major]): the first C / groups * kernel_h * kernel_w
+ * rows of each group of cols (groups, rows, out_h * out_w * N), C-contiguous, written from x
+ * (N, C, H, W) in any layout (fastest batch-last: the batch innermost in memory, or one
+ * image); rows ordered (c, i, j), or (i, j, c) with offset_major (Winograd's input tiles:
+ * 6x6 windows of stride 4, a component's rows for every channel together) */
 static PyObject *columns(PyObject *self, PyObject *args)
 {
     const char *kernel = "columns";
     PyObject *x_object, *cols_object;
     Columns p;
     int groups, threads;
-    if (!PyArg_ParseTuple(args, "OOiiiiiiiinnii:columns", &x_object, &cols_object,
+    p.offset_major = 0;
+    if (!PyArg_ParseTuple(args, "OOiiiiiiiinnii|p:columns", &x_object, &cols_object,
                           &p.kernel_height, &p.kernel_width, &p.stride_height, &p.stride_width,
                           &p.dilation_height, &p.dilation_width, &p.top, &p.left,
-                          &p.out_height, &p.out_width, &groups, &threads))
+                          &p.out_height, &p.out_width, &groups, &threads, &p.offset_major))
         return NULL;
     if (p.kernel_height < 1 || p.kernel_width < 1 || p.stride_height < 1 || p.stride_width < 1
             || p.dilation_height < 1 || p.dilation_width < 1 || p.top < 0 || p.left < 0
