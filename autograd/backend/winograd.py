@@ -193,12 +193,21 @@ def backward(V, U, dy, input_shape, pads_h, pads_w, needs, batch_last_tiles=Fals
     tiles_count = n * grid[0] * grid[1]
     input_matrix, kernel_matrix, output_matrix = _matrices(dy.dtype)
 
-    output_tiles, output_tiles_matrix = _tile_array((4, 4), out_channels, n, grid, dy.dtype,
-                                                    batch_last_tiles)
-    _gather_output_gradient(output_tiles, dy)
+    if batch_last_tiles and native_pooling.columns_apply(dy):
+        # dy's 4x4 tiles by the compiled im2col as forward's input tiles (zeros past a
+        # ragged edge)
+        output_tiles_matrix = buffer_cache.empty(np, (16, out_channels * tiles_count),
+                                                 dy.dtype)
+        native_pooling.columns(dy, output_tiles_matrix.reshape(1, 16 * out_channels, -1),
+                               (4, 4), grid, (4, 4), (1, 1), 1, 0, 0, offset_major=True)
+    else:
+        output_tiles, output_tiles_matrix = _tile_array((4, 4), out_channels, n, grid,
+                                                        dy.dtype, batch_last_tiles)
+        _gather_output_gradient(output_tiles, dy)
+        del output_tiles
     dproducts = buffer_cache.empty(np, (36, out_channels, tiles_count), dy.dtype)
     np.matmul(output_matrix.T, output_tiles_matrix, out=dproducts.reshape(36, -1))
-    del output_tiles, output_tiles_matrix
+    del output_tiles_matrix
     dx = dW = None
     if needs[1]:
         dU = np.matmul(dproducts, V.transpose(0, 2, 1))
