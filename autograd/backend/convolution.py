@@ -173,8 +173,8 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
     if residual is not None:
         residual = batch_last(residual).reshape(out_channels, -1)
     if b is not None or residual is not None or relu:
-        _epilogue(out, None if b is None else b.reshape(-1, 1).astype(out.dtype, copy=False),
-                  residual, relu)
+        bias = None if b is None else b.reshape(-1).astype(out.dtype, copy=False)
+        _epilogue(out, bias, residual, relu)
     return from_batch_last(out.reshape(out_channels, out_h, out_w, n))
 
 
@@ -192,13 +192,14 @@ def _winograd_for_inference(x, W, geometry, pads):
 
 
 def _epilogue(rows, bias, residual, relu):
-    """rows += bias (a column) + residual, then max(rows, 0) where ``relu``; in place, by the
+    """rows (O, L) += bias (O,) + residual, then max(rows, 0) where ``relu``; in place, by the
     compiled kernel (its rows split over the C pool's threads), else in NumPy passes split over
     autograd's threads."""
-    if native.epilogue(rows, None if bias is None else bias[:, 0], residual, relu):
+    if native.epilogue(rows, bias, residual, relu):
         return
+    column = None if bias is None else bias.reshape(-1, 1)
     threads.parallel_for(lambda start, stop: _epilogue_passes(
-        rows[start:stop], None if bias is None else bias[start:stop],
+        rows[start:stop], None if column is None else column[start:stop],
         None if residual is None else residual[start:stop], relu), rows.shape[0], rows)
 
 

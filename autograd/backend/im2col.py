@@ -105,34 +105,38 @@ def columns(padded, kernel, out_size, stride, dilation, groups, ones_row=False):
     run along OW * N contiguous elements of a batch-last ``padded`` rather than OW. With
     ``ones_row`` each group has one more row, of ones (a bias as a column of the weights). One
     strided copy into a reused buffer."""
-    xp = get_array_module(padded)
     n, c = padded.shape[:2]
-    rows = c // groups * kernel[0] * kernel[1]
+    cols, rows = _columns_buffer(padded, kernel, out_size, groups, ones_row)
     windows = window_view(padded, kernel, out_size, stride, dilation)
-    cols = buffer_cache.empty(xp, (groups, rows + ones_row, math.prod(out_size) * n), padded.dtype)
     # splitting axes of a view is always a view: the copy writes straight into cols
     shape = (groups, c // groups) + tuple(kernel) + tuple(out_size) + (n,)
     source = windows.transpose(1, 2, 3, 4, 5, 0).reshape(shape)
     threads.copy(cols[:, :rows].reshape(shape), source)
+    return cols
+
+
+def _columns_buffer(images, kernel, out_size, groups, ones_row):
+    """An uninitialised (groups, rows (+ 1), OH * OW * N) buffer for the columns of ``images``
+    (N, C, H, W), its row of ones written where ``ones_row``; and ``rows``."""
+    n, c = images.shape[:2]
+    rows = c // groups * kernel[0] * kernel[1]
+    cols = buffer_cache.empty(get_array_module(images),
+                              (groups, rows + ones_row, math.prod(out_size) * n), images.dtype)
     if ones_row:
         cols[:, rows] = 1
-    return cols
+    return cols, rows
 
 
 def columns_of(x, kernel, out_size, stride, dilation, groups, pads_h, pads_w, ones_row=False):
     """:func:`columns` of ``x`` (N, C, H, W) padded by ``pads_h`` and ``pads_w``: read straight
     from x, with no padded copy, where the compiled kernel takes x (float32 NumPy images in any
     layout: native_pooling.columns); else x padded into a batch-last buffer first."""
-    if not native_pooling.columns_apply(x):
+    if not native_pooling.takes_images(x):
         return columns(padded_batch_last(x, pads_h, pads_w), kernel, out_size, stride,
                        dilation, groups, ones_row)
-    n, c = x.shape[:2]
-    rows = c // groups * kernel[0] * kernel[1]
-    cols = buffer_cache.empty(np, (groups, rows + ones_row, math.prod(out_size) * n), x.dtype)
+    cols, _ = _columns_buffer(x, kernel, out_size, groups, ones_row)
     native_pooling.columns(x, cols, kernel, out_size, stride, dilation, groups, pads_h[0],
                            pads_w[0])
-    if ones_row:
-        cols[:, rows] = 1
     return cols
 
 

@@ -3,7 +3,7 @@ compiled kernels' threads: max pooling (csrc/kernel_pooling.h, pooling_bindings.
 pooling.py, the (n, c) planes over the threads, and a convolution's im2col columns read from
 its unpadded input (columns_bindings.h) for im2col.py. As in native.py, the pooling functions
 return True, or None where the kernel does not apply (nothing written), and the caller runs
-its portable NumPy code; for the columns the caller asks :func:`columns_apply` first.
+its portable NumPy code; for the columns the caller asks :func:`takes_images` first.
 """
 import numpy as np
 
@@ -85,17 +85,12 @@ def _window_arguments(windows):
             _split_threads())
 
 
-def columns_apply(x):
-    """Whether :func:`columns` takes the images x (N, C, H, W): switched on and float32, in any
-    layout (batch-last or one image copies runs of values; other layouts value by value)."""
-    return takes_images(x)
-
-
 def columns(x, cols, kernel, out_size, stride, dilation, groups, top, left, offset_major=False):
     """cols[g, r, :] = im2col row r of group g of the unpadded images x (N, C, H, W) padded by
     ``top`` rows and ``left`` columns (im2col.columns's layout: column (oh, ow, n)), the rows
     split over the compiled kernels' threads, the padding written as zeros; for x that
-    :func:`columns_apply` takes, and cols a C-contiguous float32 (groups, rows, OH * OW * N)
+    :func:`takes_images` takes (any layout: runs of values where the batch is innermost or
+    there is one image, else value by value), and cols a C-contiguous float32 (groups, rows, OH * OW * N)
     array. Rows (c, i, j), or with ``offset_major`` (i, j, c): winograd.py's input tiles."""
     _native.columns(x, cols, kernel[0], kernel[1], stride[0], stride[1], dilation[0],
                     dilation[1], top, left, out_size[0], out_size[1], groups, _split_threads(),

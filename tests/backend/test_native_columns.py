@@ -68,7 +68,7 @@ def test_columns_match_the_definition(data):
     x = _stored(rng.standard_normal((n, c, h, w)).astype(np.float32), layout)
     expected, out_size = reference_columns(x, kernel, stride, dilation, groups, pads_h, pads_w,
                                            ones_row)
-    assert native_pooling.columns_apply(x)
+    assert native_pooling.takes_images(x)
     cols = im2col.columns_of(x, kernel, out_size, stride, dilation, groups, pads_h, pads_w,
                              ones_row)
     assert np.array_equal(cols, expected)
@@ -97,7 +97,7 @@ def test_columns_split_over_the_threads_give_the_same_bits(threads):
 
 def test_what_the_kernel_does_not_take_gets_the_padded_copy_and_the_same_columns():
     x = np.random.default_rng(1).standard_normal((2, 4, 5, 6))       # float64
-    assert not native_pooling.columns_apply(x)
+    assert not native_pooling.takes_images(x)
     expected, out_size = reference_columns(x, (3, 3), (1, 2), (1, 1), 2, (1, 1), (0, 2), True)
     assert np.array_equal(im2col.columns_of(x, (3, 3), out_size, (1, 2), (1, 1), 2, (1, 1),
                                             (0, 2), True), expected)

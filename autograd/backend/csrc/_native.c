@@ -40,6 +40,20 @@ typedef struct {
 
 #define ROW(operand, r) ((operand).data + (r) * (operand).stride)
 
+/* The outputs [*low, *high) along a row of `outputs` windows, `stride` apart, whose input
+ * index o * stride + offset is inside [0, size): a window offset's reach past the padding
+ * (pooling's row passes, the im2col columns). low <= high. */
+static inline void inside_outputs(Py_ssize_t offset, Py_ssize_t stride, Py_ssize_t size,
+                                  Py_ssize_t outputs, Py_ssize_t *low, Py_ssize_t *high)
+{
+    Py_ssize_t first = offset < 0 ? (-offset + stride - 1) / stride : 0;
+    Py_ssize_t stop = size - 1 - offset >= 0 ? (size - 1 - offset) / stride + 1 : 0;
+    if (stop > outputs)
+        stop = outputs;
+    *low = first < stop ? first : stop;
+    *high = stop;
+}
+
 /* The heads of a (batch, heads, rows, columns) array: head h (of batch * heads) begins at
  * HEAD(x, h); strides in elements. */
 typedef struct {

@@ -18,19 +18,6 @@ typedef struct {
     int offset_major;                   /* rows (i, j, c) rather than (c, i, j): Winograd's */
 } Columns;
 
-/* The outputs [*low, *high) along a row whose input index o * stride + offset is inside
- * [0, size) */
-static void inside_outputs(Py_ssize_t offset, Py_ssize_t stride, Py_ssize_t size,
-                           Py_ssize_t outputs, Py_ssize_t *low, Py_ssize_t *high)
-{
-    Py_ssize_t first = offset < 0 ? (-offset + stride - 1) / stride : 0;
-    Py_ssize_t stop = size - 1 - offset >= 0 ? (size - 1 - offset) / stride + 1 : 0;
-    if (stop > outputs)
-        stop = outputs;
-    *low = first < stop ? first : stop;
-    *high = stop;
-}
-
 static void columns_rows(void *context, Py_ssize_t start, Py_ssize_t stop)
 {
     const Columns *p = context;

@@ -34,12 +34,9 @@ static inline void KERNEL(columns_reached)(int j, int left, int stride_width, Py
                                            Py_ssize_t out_first, Py_ssize_t out_width,
                                            Py_ssize_t *low, Py_ssize_t *high)
 {
-    Py_ssize_t first = left - j > 0 ? (left - j + stride_width - 1) / stride_width : 0;
-    Py_ssize_t stop = width - 1 + left - j >= 0 ? (width - 1 + left - j) / stride_width + 1 : 0;
-    first = first > out_first ? first - out_first : 0;
-    stop = stop > out_first ? stop - out_first : 0;
-    *low = first;
-    *high = stop < out_width ? stop : out_width;
+    inside_outputs(j - left, stride_width, width, out_first + out_width, low, high);
+    *low = *low > out_first ? *low - out_first : 0;
+    *high = *high > out_first ? *high - out_first : 0;
 }
 
 /* Outputs of a row below which each output is taken whole (its window's offsets in turn):
