@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..device import get_array_module
-from . import buffer_cache, native, threads
+from . import buffer_cache, native, native_elementwise, threads
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
 
@@ -29,12 +29,18 @@ _zero_rows = {}
 
 def relu(x):
     """max(x, 0), in x's layout."""
-    return threads.elementwise(_relu_into, buffer_cache.empty_like(x), x)
+    out = buffer_cache.empty_like(x)
+    if native_elementwise.relu(x, out):
+        return out
+    return threads.elementwise(_relu_into, out, x)
 
 
 def relu_backward(dy, y):
     """dy where y > 0, else 0."""
-    return threads.elementwise(_relu_gradient_into, buffer_cache.empty_like(dy), dy, y)
+    out = buffer_cache.empty_like(dy)
+    if native_elementwise.relu_backward(dy, y, out):
+        return out
+    return threads.elementwise(_relu_gradient_into, out, dy, y)
 
 
 def zeros(shape, dtype):

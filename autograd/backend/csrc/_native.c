@@ -88,6 +88,7 @@ typedef struct {
 #include "pooling_bindings.h"
 #include "columns_bindings.h"
 #include "update_bindings.h"
+#include "elementwise_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -334,6 +335,10 @@ static PyMethodDef methods[] = {
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(y, bias or None, residual or None, relu[, threads]): y = max(y + bias + "
      "residual, 0)"},
+    {"relu_forward", relu_forward, METH_VARARGS,
+     "relu_forward(x, y, threads): y = max(x, 0) for C-contiguous float32 arrays"},
+    {"relu_backward", relu_backward, METH_VARARGS,
+     "relu_backward(dy, y, dx, threads): dx = dy where y > 0, else 0"},
     {"scatter_rows_add", scatter_rows_add, METH_VARARGS,
      "scatter_rows_add(target, index, values): target[index[r]] += values[r], row by row"},
     {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,

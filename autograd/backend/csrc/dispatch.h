@@ -72,6 +72,8 @@ typedef void (*MaxPoolPairs)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *, 
 typedef void (*MaxPoolPairsBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *,
                                      const unsigned char *, float *);
 typedef void (*Axpy)(Py_ssize_t, float, const float *, float *);
+typedef void (*ReluForward)(Py_ssize_t, const float *, float *);
+typedef void (*ReluBackward)(Py_ssize_t, const float *, const float *, float *);
 typedef void (*Adam)(Py_ssize_t, float *, const float *, float *, float *, const AdamSettings *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
@@ -101,6 +103,8 @@ static struct {
     MaxPoolPairsBackward max_pool_pairs_backward;
     Axpy axpy;
     Adam adam;
+    ReluForward relu_forward;
+    ReluBackward relu_backward;
 } chosen;
 
 #define CHOOSE(suffix, name)                          \
@@ -129,6 +133,8 @@ static struct {
         chosen.max_pool_pairs_backward = max_pool_pairs_backward_##suffix; \
         chosen.axpy = axpy_##suffix;                  \
         chosen.adam = adam_##suffix;                  \
+        chosen.relu_forward = relu_forward_##suffix;  \
+        chosen.relu_backward = relu_backward_##suffix; \
     } while (0)
 
 static void choose_instruction_set(void)

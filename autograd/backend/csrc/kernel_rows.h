@@ -1,4 +1,5 @@
-/* Row passes: GELU, layer normalization, an embedding's gradient, a convolution's epilogue.
+/* Row passes: GELU, layer normalization, an embedding's gradient, a convolution's epilogue,
+ * ReLU.
  * (part of kernels.h: included once per instruction set, with KERNEL naming the functions) */
 
 /* The exact GELU and its slope (see backend/elementwise.py, gelu_forward): y = x Phi(x),
@@ -152,4 +153,20 @@ static void KERNEL(epilogue)(
     for (Py_ssize_t r = 0; r < rows; r++)
         KERNEL(epilogue_row)(width, ROW(y, r), bias != NULL ? bias[r] : 0.0f,
                              residual.data != NULL ? ROW(residual, r) : NULL, relu);
+}
+
+/* ReLU over a contiguous run (see backend/native_elementwise.py): y = max(x, 0) with NumPy's
+ * NaN and zero (a NaN stays a NaN, -0 gives +0), and its gradient dx = dy (y > 0), the product NumPy's
+ * multiply(dy, y > 0) forms (dy * 0 where y <= 0, so an infinite dy gives a NaN there too). */
+static void KERNEL(relu_forward)(Py_ssize_t count, const float *restrict x, float *restrict y)
+{
+    for (Py_ssize_t j = 0; j < count; j++)
+        y[j] = x[j] <= 0.0f ? 0.0f : x[j];
+}
+
+static void KERNEL(relu_backward)(Py_ssize_t count, const float *restrict dy,
+                                  const float *restrict y, float *restrict dx)
+{
+    for (Py_ssize_t j = 0; j < count; j++)
+        dx[j] = dy[j] * (float)(y[j] > 0.0f);
 }
