@@ -125,8 +125,10 @@ def _forward_by_columns(context, x, W, b, needs):
     xp.matmul(weights, cols, out=product)
     if b is not None and not bias_in_gemm:
         rows = product.reshape(out_channels, -1)
-        bias = xp.broadcast_to(b.reshape(-1, 1).astype(x.dtype, copy=False), rows.shape)
-        threads.elementwise(_add, rows, rows, bias)
+        if xp is np:        # the compiled pass: a broadcast and a threaded add took 15 us
+            _epilogue(rows, b.astype(x.dtype, copy=False), None, False)
+        else:
+            rows += b.reshape(-1, 1).astype(x.dtype, copy=False)
     if needs:
         context.saved = (cols if needs[1] else None, W if needs[0] else None)
         (top, bottom), (left, right) = context.pads
