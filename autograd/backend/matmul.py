@@ -141,19 +141,22 @@ _FUSED_ADD_MIN_SIZE = 1 << 14
 
 def matmul_add(a, b, c):
     """a @ b + c for 2-D a (m, k), b (k, n) and c broadcasting to (m, n)."""
-    if (a.ndim == 2 and b.ndim == 2 and type(a) is np.ndarray and type(b) is np.ndarray
-            and a.dtype == b.dtype == c.dtype and a.dtype.kind == "f"
-            and a.shape[0] * b.shape[1] >= _FUSED_ADD_MIN_SIZE and a.shape[1] > 1):
-        out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
+    if not (type(a) is np.ndarray and type(b) is np.ndarray and type(c) is np.ndarray
+            and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype == c.dtype):
+        out = matmul(a, b)
+        out += c
+        return out
+    rows, columns = a.shape[0], b.shape[1]
+    if rows * columns >= _FUSED_ADD_MIN_SIZE and a.dtype.kind == "f" and a.shape[1] > 1:
+        out = buffer_cache.empty(np, (rows, columns), a.dtype)
         _fill(out, c)
         if blas.gemm(a, b, out):
             return out
-    if (type(c) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype == c.dtype
-            and c.size == b.shape[1] and (c.ndim == 1 or c.ndim == 2 and c.shape[0] == 1)):
+    if c.size == columns and (c.ndim == 1 or c.ndim == 2 and c.shape[0] == 1):
         # a bias row: added by the compiled product where each thread stores its sums (a pass
         # of its own after a product split over threads reads half of it from the other core)
-        out = buffer_cache.empty(np, (a.shape[0], b.shape[1]), a.dtype)
-        if native.product(a, b, out, c.reshape(-1)):
+        out = buffer_cache.empty(np, (rows, columns), a.dtype)
+        if native.product(a, b, out, c if c.ndim == 1 else c.reshape(-1)):
             return out
         # refused: the product is not one the kernels take (or, rarely, c is a strided row)
         out = _blas_product_into(a, b, out)

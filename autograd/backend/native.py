@@ -285,13 +285,21 @@ def product(a, b, out, bias=None):
 
     Elsewhere (more rows, a narrow or short b) OpenBLAS is as fast or faster.
     """
-    if not (_takes((a, b), 2, any_layout=True) and _takes((out,), 2)
+    # the checks of _takes written out for the three operands: a small product is a few
+    # microseconds, and these run before each one
+    if not (_state["enabled"] and type(a) is np.ndarray and type(b) is np.ndarray
+            and type(out) is np.ndarray and a.dtype == _FLOAT32 and b.dtype == _FLOAT32
+            and out.dtype == _FLOAT32 and a.ndim == 2 and b.ndim == 2 and out.ndim == 2
             and out.flags.c_contiguous):
+        return None
+    a_row, a_column = a.strides
+    b_row, b_column = b.strides
+    if a_row < 0 or a_column < 0 or b_row < 0 or b_column < 0:
         return None
     rows, inner = a.shape
     columns = b.shape[1]
-    most = _most_rows(b)
-    if most is None or most == _FEW_ROWS_TRANSPOSED and a.strides[1] != 4 and inner > 1:
+    most = _most_rows_of(b_row, b_column, inner, columns)
+    if most is None or most == _FEW_ROWS_TRANSPOSED and a_column != 4 and inner > 1:
         return None          # b neither row- nor column-contiguous, or a's rows are strided
     if inner <= _SHORT_INNER:
         if rows * columns < _SHORT_INNER_MIN_OUTPUTS:
@@ -313,9 +321,14 @@ def _most_rows(b):
     """The most rows of a that the few-rows products take by a 2-D b: _FEW_ROWS where b's rows
     are contiguous, _FEW_ROWS_TRANSPOSED where its columns are (a transposed matrix, read as
     dot products), None where neither (the C kernels' layouts, product_bindings.h)."""
-    if b.strides[1] == 4 or b.shape[1] <= 1:
+    return _most_rows_of(*b.strides, *b.shape)
+
+
+def _most_rows_of(row_stride, column_stride, height, width):
+    """:func:`_most_rows` of a b with these strides (bytes) and shape."""
+    if column_stride == 4 or width <= 1:
         return _FEW_ROWS
-    if b.strides[0] == 4 or b.shape[0] <= 1:
+    if row_stride == 4 or height <= 1:
         return _FEW_ROWS_TRANSPOSED
     return None
 

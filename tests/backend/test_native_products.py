@@ -184,7 +184,8 @@ def test_they_step_aside_for_what_they_do_not_take():
     for operands in [(a.astype(np.float64), b.astype(np.float64), out.astype(np.float64)),
                      (a, b.astype(np.float64), out), (a.astype(np.int32), b, out),
                      (a[None], b, out), (a, wide[:, ::2], out), (a, b[::-1], out),
-                     (a[:, ::-1], b, out), (a, b, np.full((48, 2), np.nan, np.float32).T)]:
+                     (a[:, ::-1], b, out), (a, np.asfortranarray(b)[:, ::-1], out),
+                     (a, b, np.full((48, 2), np.nan, np.float32).T)]:
         assert native.product(*operands) is None
     assert np.isnan(out).all()
     previous = native.set_enabled(False)
