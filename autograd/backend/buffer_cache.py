@@ -76,7 +76,10 @@ def empty(xp, shape, dtype, axis_order=None):
     a living array, or a view of it, still uses)."""
     if axis_order is not None and tuple(axis_order) != tuple(range(len(shape))):
         stored = empty(xp, tuple(shape[axis] for axis in axis_order), dtype)
-        return stored.transpose(np.argsort(axis_order))     # the inverse permutation
+        inverse = [0] * len(axis_order)      # the inverse permutation (np.argsort of a tuple
+        for place, axis in enumerate(axis_order):        # converts it first: 4 us)
+            inverse[axis] = place
+        return stored.transpose(inverse)
     dtype = np.dtype(dtype)
     nbytes = dtype.itemsize * math.prod(shape)
     if xp is not np or nbytes < MIN_BYTES or dtype.hasobject:

@@ -95,3 +95,12 @@ def columns(x, cols, kernel, out_size, stride, dilation, groups, top, left, offs
     _native.columns(x, cols, kernel[0], kernel[1], stride[0], stride[1], dilation[0],
                     dilation[1], top, left, out_size[0], out_size[1], groups, _split_threads(),
                     offset_major)
+
+
+def col2im(dcols, dx, kernel, out_size, stride, dilation, top, left):
+    """dx (N, C, H, W), written whole: the columns' adjoint of ``dcols`` (C * kh * kw rows of
+    OH * OW * N, im2col.columns's layout, C-contiguous float32), each value added at the input
+    position its row's kernel offset read, padding positions dropped; the channels split over
+    the compiled kernels' threads. For dx that :func:`takes_images` takes (writable)."""
+    _native.col2im(dcols, dx, kernel[0], kernel[1], stride[0], stride[1], dilation[0],
+                   dilation[1], top, left, out_size[0], out_size[1], _split_threads())

@@ -322,6 +322,9 @@ static PyMethodDef methods[] = {
     {"columns", columns, METH_VARARGS,
      "columns(x, cols, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, top, "
      "left, out_h, out_w, groups, threads): im2col from the unpadded input"},
+    {"col2im", col2im, METH_VARARGS,
+     "col2im(dcols, dx, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, top, "
+     "left, out_h, out_w, threads): the columns' adjoint, a convolution's input gradient"},
     {"max_pool_forward", max_pool_forward, METH_VARARGS,
      "max_pool_forward(x, y, winner or None, kernel_h, kernel_w, stride_h, stride_w, top, "
      "left, threads): 2-D max pooling of (N, C, H, W) float32"},

@@ -145,3 +145,134 @@ static PyObject *columns(PyObject *self, PyObject *args)
     PyBuffer_Release(&x_view);
     Py_RETURN_NONE;
 }
+
+/* col2im, the columns' adjoint: dx[n, c, h, w] = the sum, over the rows (c, i, j) of dcols
+ * and the output pixels (oh, ow) whose window offset (i, j) reads (h, w), of dcols[(c, i, j),
+ * (oh, ow, n)]; padding positions dropped. A convolution's input gradient from dcols = W^T dy
+ * (convolution.py's _input_gradient_by_col2im). Each thread zeroes and sums its own channels,
+ * the offsets in (i, j) order, as the NumPy adds into a zeroed padded buffer did. */
+typedef struct {
+    const float *dcols;                 /* (C * kh * kw, out_h * out_w * N), C-contiguous */
+    float *dx;
+    Py_ssize_t dx_strides[4];           /* (N, C, H, W), in elements */
+    Py_ssize_t batch, height, width, out_height, out_width;
+    int kernel_height, kernel_width, stride_height, stride_width;
+    int dilation_height, dilation_width, top, left;
+} Col2im;
+
+static void col2im_zero(const Col2im *p, float *plane)
+{
+    const Py_ssize_t *s = p->dx_strides;
+    if (s[0] == 1 && s[3] == p->batch && s[2] == p->width * p->batch) {
+        memset(plane, 0, sizeof(float) * p->height * p->width * p->batch);
+        return;
+    }
+    for (Py_ssize_t n = 0; n < p->batch; n++)
+        for (Py_ssize_t h = 0; h < p->height; h++)
+            for (Py_ssize_t w = 0; w < p->width; w++)
+                plane[n * s[0] + h * s[2] + w * s[3]] = 0.0f;
+}
+
+static void col2im_channels(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const Col2im *p = context;
+    const Py_ssize_t *s = p->dx_strides;
+    Py_ssize_t n = p->batch, row_length = p->out_width * n;
+    Py_ssize_t length = p->out_height * row_length;
+    for (Py_ssize_t c = start; c < stop; c++) {
+        float *plane = p->dx + c * s[1];
+        col2im_zero(p, plane);
+        for (int i = 0; i < p->kernel_height; i++)
+            for (int j = 0; j < p->kernel_width; j++) {
+                const float *rows = p->dcols
+                    + ((c * p->kernel_height + i) * p->kernel_width + j) * length;
+                Py_ssize_t offset = (Py_ssize_t)j * p->dilation_width - p->left, low, high;
+                inside_outputs(offset, p->stride_width, p->width, p->out_width, &low, &high);
+                Py_ssize_t step = p->stride_width * s[3];
+                for (Py_ssize_t oh = 0; oh < p->out_height; oh++) {
+                    Py_ssize_t h = oh * p->stride_height + (Py_ssize_t)i * p->dilation_height
+                                   - p->top;
+                    if (h < 0 || h >= p->height || low >= high)
+                        continue;
+                    const float *source = rows + oh * row_length + low * n;
+                    float *target = plane + h * s[2] + (low * p->stride_width + offset) * s[3];
+                    Py_ssize_t count = (high - low) * n;
+                    if ((s[0] == 1 || n == 1) && step == n) {    /* one run of pixels */
+                        for (Py_ssize_t k = 0; k < count; k++)
+                            target[k] += source[k];
+                    } else if (s[0] == 1) {        /* batch-last: a pixel's n values together */
+                        for (Py_ssize_t ow = 0; ow < high - low; ow++)
+                            for (Py_ssize_t k = 0; k < n; k++)
+                                target[ow * step + k] += source[ow * n + k];
+                    } else {
+                        for (Py_ssize_t ow = 0; ow < high - low; ow++)
+                            for (Py_ssize_t k = 0; k < n; k++)
+                                target[ow * step + k * s[0]] += source[ow * n + k];
+                    }
+                }
+            }
+    }
+}
+
+/* col2im(dcols, dx, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, top, left,
+ * out_h, out_w, threads): dx (N, C, H, W), float32 in any layout (fastest batch-last, or one
+ * image), written whole from dcols, C-contiguous float32 of C * kh * kw rows of
+ * out_h * out_w * N (im2col.columns's layout) */
+static PyObject *col2im(PyObject *self, PyObject *args)
+{
+    const char *kernel = "col2im";
+    PyObject *dcols_object, *dx_object;
+    Col2im p;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOiiiiiiiinni:col2im", &dcols_object, &dx_object,
+                          &p.kernel_height, &p.kernel_width, &p.stride_height, &p.stride_width,
+                          &p.dilation_height, &p.dilation_width, &p.top, &p.left,
+                          &p.out_height, &p.out_width, &threads))
+        return NULL;
+    if (p.kernel_height < 1 || p.kernel_width < 1 || p.stride_height < 1 || p.stride_width < 1
+            || p.dilation_height < 1 || p.dilation_width < 1 || p.top < 0 || p.left < 0
+            || p.out_height < 1 || p.out_width < 1) {
+        PyErr_Format(PyExc_ValueError, "%s: expected positive kernel, stride, dilation and "
+                     "output sizes and non-negative pads", kernel);
+        return NULL;
+    }
+    Py_buffer dx_view, dcols_view;
+    Py_ssize_t shape[4] = {-1, -1, -1, -1};
+    if (take_image(kernel, "dx", dx_object, &dx_view, 1, 4, "f", shape, p.dx_strides) < 0)
+        return NULL;
+    p.batch = shape[0];
+    p.height = shape[2];
+    p.width = shape[3];
+    if (PyObject_GetBuffer(dcols_object, &dcols_view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        name_the_operand(kernel, "dcols");
+        PyBuffer_Release(&dx_view);
+        return NULL;
+    }
+    Py_ssize_t rows = shape[1] * p.kernel_height * p.kernel_width;
+    Py_ssize_t length = p.out_height * p.out_width * p.batch;
+    if (dcols_view.itemsize != 4 || strcmp(dcols_view.format, "f") != 0
+            || dcols_view.len != 4 * rows * length) {
+        PyErr_Format(PyExc_ValueError, "%s: expected dcols as a C-contiguous float32 array of "
+                     "%zd x %zd values", kernel, rows, length);
+        PyBuffer_Release(&dcols_view);
+        PyBuffer_Release(&dx_view);
+        return NULL;
+    }
+    if ((const char *)dx_view.buf < (const char *)dcols_view.buf + dcols_view.len
+            && (const char *)dcols_view.buf < (const char *)dx_view.buf + dx_view.len) {
+        PyErr_Format(PyExc_ValueError, "%s: dx overlaps dcols", kernel);
+        PyBuffer_Release(&dcols_view);
+        PyBuffer_Release(&dx_view);
+        return NULL;
+    }
+    p.dcols = (const float *)dcols_view.buf;
+    p.dx = (float *)dx_view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    parallel(col2im_channels, &p, shape[1],
+             row_parts(shape[1], (Py_ssize_t)p.kernel_height * p.kernel_width * length,
+                       threads));
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&dcols_view);
+    PyBuffer_Release(&dx_view);
+    Py_RETURN_NONE;
+}
