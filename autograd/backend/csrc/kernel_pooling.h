@@ -213,32 +213,119 @@ static inline void KERNEL(max_pool_pair)(const float *top, const float *bottom, 
         *winner = (unsigned char)first;
 }
 
+#ifndef POOL_PAIRS_BLOCK
+#define POOL_PAIRS_BLOCK 64
+/* One 2x2 window's maximum and winner, the four offsets given (keep_first_maximum's rule) */
+#define POOL_PAIR(best, first, a, b, c, d)                             \
+    float best = (a);            /* the first offset sets it (-inf, NaN too) */ \
+    int32_t first = 0;                                                 \
+    KERNEL(keep_first_maximum)((b), 1, &best, &first);                 \
+    KERNEL(keep_first_maximum)((c), 2, &best, &first);                 \
+    KERNEL(keep_first_maximum)((d), 3, &best, &first)
+#endif
+
+/* `count` windows whose offsets are top[k * STEP], top[k * STEP + gap] and bottom's likewise
+ * (STEP a constant, so that the loads are plain vector loads): maxima into y and winners
+ * (where wanted) into winner. Each loop decides the winners' presence outside it, so that the
+ * compiler vectorizes it; fewer windows than a vector keep their winners as int32 and narrow
+ * them in a loop of their own, since uint8 stores in the same loop left them scalar (a batch
+ * of 8 values side by side: 7x slower). */
+#define MAX_POOL_PAIR_RUN(name, STEP)                                                   \
+static inline void KERNEL(name)(Py_ssize_t count, Py_ssize_t gap, const float *top,     \
+                                const float *bottom, float *y, unsigned char *winner)   \
+{                                                                                       \
+    if (winner == NULL) {                                                               \
+        IVDEP                                                                           \
+        for (Py_ssize_t k = 0; k < count; k++) {                                        \
+            POOL_PAIR(best, first, top[k * STEP], top[k * STEP + gap], bottom[k * STEP],\
+                      bottom[k * STEP + gap]);                                          \
+            (void)first;                                                                \
+            y[k] = best;                                                                \
+        }                                                                               \
+    } else if (count >= 16) {                                                           \
+        IVDEP                                                                           \
+        for (Py_ssize_t k = 0; k < count; k++) {                                        \
+            POOL_PAIR(best, first, top[k * STEP], top[k * STEP + gap], bottom[k * STEP],\
+                      bottom[k * STEP + gap]);                                          \
+            y[k] = best;                                                                \
+            winner[k] = (unsigned char)first;                                           \
+        }                                                                               \
+    } else {                                                                            \
+        int32_t firsts[16];                                                             \
+        IVDEP                                                                           \
+        for (Py_ssize_t k = 0; k < count; k++) {                                        \
+            POOL_PAIR(best, first, top[k * STEP], top[k * STEP + gap], bottom[k * STEP],\
+                      bottom[k * STEP + gap]);                                          \
+            y[k] = best;                                                                \
+            firsts[k] = first;                                                          \
+        }                                                                               \
+        for (Py_ssize_t k = 0; k < count; k++)                                          \
+            winner[k] = (unsigned char)firsts[k];                                       \
+    }                                                                                   \
+}
+MAX_POOL_PAIR_RUN(max_pool_pairs_along_row, 2)
+MAX_POOL_PAIR_RUN(max_pool_pairs_side_by_side, 1)
+
 static void KERNEL(max_pool_pairs)(Py_ssize_t rows, Py_ssize_t out_width, Py_ssize_t depth,
                                    const float *x, float *y, unsigned char *winner)
 {
+    /* A plane's row (depth 1): out_width windows, two inputs an output apart; a batch-last
+     * row: each pixel's `depth` values side by side, a window's two columns `depth` apart */
     Py_ssize_t out_row = out_width * depth, in_row = 2 * out_row;
     for (Py_ssize_t r = 0; r < rows; r++) {
         const float *top = x + 2 * r * in_row, *bottom = top + in_row;
         float *y_row = y + r * out_row;
         unsigned char *winner_row = winner != NULL ? winner + r * out_row : NULL;
         if (depth == 1) {
-            for (Py_ssize_t ow = 0; ow < out_width; ow++)
-                KERNEL(max_pool_pair)(top, bottom, 2 * ow, 2 * ow + 1, y_row + ow,
-                                      winner_row != NULL ? winner_row + ow : NULL);
+            for (Py_ssize_t ow = 0; ow < out_width; ow += 16) {
+                Py_ssize_t count = out_width - ow < 16 ? out_width - ow : 16;
+                KERNEL(max_pool_pairs_along_row)(count, 1, top + 2 * ow, bottom + 2 * ow,
+                                          y_row + ow, winner_row != NULL ? winner_row + ow
+                                                                         : NULL);
+            }
             continue;
         }
         for (Py_ssize_t ow = 0; ow < out_width; ow++)
-            for (Py_ssize_t d = 0; d < depth; d++) {
+            for (Py_ssize_t d = 0; d < depth; d += 16 * (depth < 16) + depth * (depth >= 16)) {
+                Py_ssize_t count = depth >= 16 ? depth : (depth - d < 16 ? depth - d : 16);
                 Py_ssize_t e = ow * depth + d;
-                KERNEL(max_pool_pair)(top, bottom, 2 * ow * depth + d,
-                                      (2 * ow + 1) * depth + d, y_row + e,
-                                      winner_row != NULL ? winner_row + e : NULL);
+                KERNEL(max_pool_pairs_side_by_side)(count, depth, top + 2 * ow * depth + d,
+                                          bottom + 2 * ow * depth + d, y_row + e,
+                                          winner_row != NULL ? winner_row + e : NULL);
             }
     }
 }
 
 /* Its backward: each of dx's elements belongs to one window, so each is written once, dy's
- * gradient at the window's winner and 0 at the other three offsets. */
+ * gradient at the window's winner and 0 at the other three offsets (a bit mask, not a
+ * branch: -0 and NaN kept as they are; STEP a constant, as in the forward, so that the loop
+ * vectorizes: written with `k == 0 ? gradient : 0` it ran scalar) */
+static inline float KERNEL(gradient_where)(float gradient, int take)
+{
+    int32_t bits;
+    memcpy(&bits, &gradient, 4);
+    bits &= -(int32_t)take;
+    memcpy(&gradient, &bits, 4);
+    return gradient;
+}
+
+#define MAX_POOL_PAIR_BACKWARD_RUN(name, STEP)                                         \
+static inline void KERNEL(name)(Py_ssize_t count, Py_ssize_t gap, const float *dy,     \
+                                const unsigned char *winner, float *top, float *bottom) \
+{                                                                                      \
+    IVDEP                                                                              \
+    for (Py_ssize_t k = 0; k < count; k++) {                                           \
+        float gradient = dy[k];                                                        \
+        int w = winner[k];                                                             \
+        top[k * STEP] = KERNEL(gradient_where)(gradient, w == 0);                      \
+        top[k * STEP + gap] = KERNEL(gradient_where)(gradient, w == 1);                \
+        bottom[k * STEP] = KERNEL(gradient_where)(gradient, w == 2);                   \
+        bottom[k * STEP + gap] = KERNEL(gradient_where)(gradient, w == 3);             \
+    }                                                                                  \
+}
+MAX_POOL_PAIR_BACKWARD_RUN(max_pool_pairs_backward_along_row, 2)
+MAX_POOL_PAIR_BACKWARD_RUN(max_pool_pairs_backward_side_by_side, 1)
+
 static void KERNEL(max_pool_pairs_backward)(Py_ssize_t rows, Py_ssize_t out_width,
                                             Py_ssize_t depth, const float *dy,
                                             const unsigned char *winner, float *dx)
@@ -246,16 +333,16 @@ static void KERNEL(max_pool_pairs_backward)(Py_ssize_t rows, Py_ssize_t out_widt
     Py_ssize_t out_row = out_width * depth, in_row = 2 * out_row;
     for (Py_ssize_t r = 0; r < rows; r++) {
         float *top = dx + 2 * r * in_row, *bottom = top + in_row;
+        const float *dy_row = dy + r * out_row;
+        const unsigned char *winner_row = winner + r * out_row;
+        if (depth == 1) {
+            KERNEL(max_pool_pairs_backward_along_row)(out_width, 1, dy_row, winner_row, top,
+                                                      bottom);
+            continue;
+        }
         for (Py_ssize_t ow = 0; ow < out_width; ow++)
-            for (Py_ssize_t d = 0; d < depth; d++) {
-                Py_ssize_t e = r * out_row + ow * depth + d;
-                Py_ssize_t a = 2 * ow * depth + d, b = a + depth;
-                float gradient = dy[e];
-                int k = winner[e];
-                top[a] = k == 0 ? gradient : 0.0f;
-                top[b] = k == 1 ? gradient : 0.0f;
-                bottom[a] = k == 2 ? gradient : 0.0f;
-                bottom[b] = k == 3 ? gradient : 0.0f;
-            }
+            KERNEL(max_pool_pairs_backward_side_by_side)(
+                depth, depth, dy_row + ow * depth, winner_row + ow * depth,
+                top + 2 * ow * depth, bottom + 2 * ow * depth);
     }
 }
