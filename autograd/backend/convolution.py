@@ -227,7 +227,8 @@ def backward(context, dy, needs):
     dx = dW = db = None
     if context.small_image:
         dx, dW = small_image.gradients(*context.saved, dy, context.input_shape,
-                                       context.weight_shape, needs)
+                                       context.weight_shape, needs, context.geometry,
+                                       context.pads)
     elif context.winograd:
         V, U = context.saved
         dx, dW = winograd.backward(V, U, dy, context.input_shape, *context.pads, needs,

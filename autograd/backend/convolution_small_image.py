@@ -20,6 +20,7 @@ import functools
 
 import numpy as np
 
+from . import native, native_pooling
 from .matmul import matmul as _product
 
 __all__ = []     # used by convolution.py
@@ -62,17 +63,23 @@ def forward(x, W, b, pads, out_size, kernel, stride, dilation):
     return y.reshape((1, W.shape[0]) + tuple(out_size)), cols, index
 
 
-def gradients(cols, W, index, dy, input_shape, weight_shape, needs):
+def gradients(cols, W, index, dy, input_shape, weight_shape, needs, geometry, pads):
     """dx and dW (None where not wanted; ``cols`` is needed for dW, ``W`` for dx) of
     :func:`forward`'s convolution from dy (1, O, OH, OW): dW = rows @ columns^T with dy as rows
     (O, OH * OW); dcolumns = W^T @ rows, added back at the image positions the columns were
-    gathered from (the padding's share dropped)."""
+    gathered from (the padding's share dropped): float32 by the compiled col2im (summed in
+    float32, each offset in turn), else by ``bincount`` (summed in float64, rounded once)."""
     out_channels = weight_shape[0]
     rows = dy.reshape(out_channels, -1)
     dW = np.matmul(rows, cols.T).reshape(weight_shape) if needs[1] else None
     if not needs[0]:
         return None, dW
     dcols = np.matmul(W.reshape(out_channels, -1).T, rows)
+    if native.enabled() and dcols.dtype == np.float32:
+        dx = np.empty(input_shape, np.float32)
+        native_pooling.col2im(dcols, dx, geometry.kernel, dy.shape[2:], geometry.stride,
+                              geometry.dilation, pads[0][0], pads[1][0])
+        return dx, dW
     sums = np.bincount(index.reshape(-1), weights=dcols.reshape(-1),
                        minlength=int(np.prod(input_shape)) + 1)
     return sums[:-1].astype(dcols.dtype).reshape(input_shape), dW

@@ -52,26 +52,30 @@ def _image_size(kernel, dilation, pads, extra):
 
 @settings(max_examples=60, deadline=None)
 @given(needs=st.sampled_from([(True, True, True), (True, False), (False, True, False),
-                              (False, True, True)]), **geometries)
+                              (False, True, True)]),
+       dtype=st.sampled_from([np.float64, np.float32]), **geometries)
 def test_one_small_image_has_the_gradients_of_the_direct_convolution(
-        channels, out_channels, kernel, stride, dilation, pads, extra, seed, needs):
+        channels, out_channels, kernel, stride, dilation, pads, extra, seed, needs, dtype):
     """dW[o, c, i, j] = sum of dy[o] * xpad[c] at the window offset (i, j); dx = each offset's
     W[o, c, i, j] * dy[o] added back at its strided place of xpad, the padding cut; db = dy
-    summed per channel. float64, against loops over o, c, i, j."""
+    summed per channel. Against loops over o, c, i, j in float64 (float32's dx is the compiled
+    col2im where it is built)."""
     height, width = _image_size(kernel, dilation, pads, extra)
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((1, channels, height, width))
-    W = rng.standard_normal((out_channels, channels) + kernel)
-    b = rng.standard_normal(out_channels) if len(needs) > 2 else None
+    x = rng.standard_normal((1, channels, height, width)).astype(dtype)
+    W = rng.standard_normal((out_channels, channels) + kernel).astype(dtype)
+    b = rng.standard_normal(out_channels).astype(dtype) if len(needs) > 2 else None
+    tolerance = 1e-12 if dtype == np.float64 else 2e-5
     geometry = ConvGeometry(kernel, stride, 0, dilation)
     assert convolution._small_image_output(x, W, geometry, pads) is not None
     y, context = convolution.forward(x, W, b, geometry, pads, needs)
-    np.testing.assert_allclose(y, direct_conv(x, W, b, stride, dilation, pads, 1), rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(y, direct_conv(x, W, b, stride, dilation, pads, 1),
+                               rtol=tolerance, atol=tolerance)
     columns, weights, _ = context.saved    # each kept only for the gradient that needs it
     assert (columns is not None) == needs[1] and (weights is not None) == needs[0]
-    dy = rng.standard_normal(y.shape)
+    dy = rng.standard_normal(y.shape).astype(dtype)
     dx, dW, db = convolution.backward(context, dy, needs)
+    x, W, dy = x.astype(np.float64), W.astype(np.float64), dy.astype(np.float64)
     (top, bottom), (left, right) = pads
     xpad = np.pad(x[0], ((0, 0), (top, bottom), (left, right)))
     out_h, out_w = y.shape[2:]
@@ -90,12 +94,12 @@ def test_one_small_image_has_the_gradients_of_the_direct_convolution(
     expected_dx = expected_dxpad[None, :, top:top + height, left:left + width]
     for got, wanted, expected in ((dx, needs[0], expected_dx), (dW, needs[1], expected_dW)):
         if wanted:
-            assert got.shape == expected.shape
-            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+            assert got.shape == expected.shape and got.dtype == dtype
+            np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
         else:
             assert got is None
     if len(needs) > 2 and needs[2]:
-        np.testing.assert_allclose(db, dy.sum(axis=(0, 2, 3)), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(db, dy.sum(axis=(0, 2, 3)), rtol=tolerance, atol=tolerance)
 
 
 @settings(max_examples=60, deadline=None)
