@@ -57,7 +57,10 @@ def forward(x, W, b, pads, out_size, kernel, stride, dilation):
     values[-1] = 0
     index = window_index(x.shape[1:], kernel, out_size, stride, dilation, pads)
     cols = values[index]                 # fancy indexing: half the time of take() here
-    y = _product(W.reshape(W.shape[0], -1), cols)    # few output channels: small products
+    weights = W.reshape(W.shape[0], -1)
+    # few output channels: the compiled small products may take it (matmul); more, BLAS
+    y = (_product(weights, cols) if weights.shape[0] <= native.FEW_ROWS
+         else np.matmul(weights, cols))
     if b is not None:
         y += b.reshape(-1, 1).astype(y.dtype, copy=False)       # b cast first, as the batch
     return y.reshape((1, W.shape[0]) + tuple(out_size)), cols, index

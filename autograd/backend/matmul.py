@@ -54,7 +54,7 @@ def _blas_product_into(a, b, out):
             np.multiply(a, b, out=out)               # (m, 1) * (1, n): the outer product
     elif rows == 1:
         np.matmul(a[0], b, out=out[0])               # (k,) @ (k, n): a GEMV
-    elif _transposed_is_faster(a, b, out):
+    elif _SWAPPED_ROWS[0] <= rows <= _SWAPPED_ROWS[1] and _transposed_is_faster(a, b, out):
         # (b^T @ a^T)^T: OpenBLAS splits and packs a few rows times a transposed matrix
         # poorly; the product with the roles swapped, then one transposing copy, took 0.5-0.9x
         # its time at 17-48 rows (a language model's dh = dlogits W^T at batch 1: 35 rows)
@@ -74,9 +74,9 @@ _SWAPPED_MIN_WORK = 1 << 20
 
 
 def _transposed_is_faster(a, b, out):
+    """Whether a (rows in _SWAPPED_ROWS) @ b is one to compute with the roles swapped."""
     rows, inner = a.shape
-    return (_SWAPPED_ROWS[0] <= rows <= _SWAPPED_ROWS[1]
-            and rows * inner * b.shape[1] >= _SWAPPED_MIN_WORK
+    return (rows * inner * b.shape[1] >= _SWAPPED_MIN_WORK
             and b.strides[0] == b.itemsize and b.shape[1] > 1 and b.flags.f_contiguous
             and a.flags.c_contiguous and out.flags.c_contiguous and a.dtype.kind == "f")
 

@@ -318,7 +318,7 @@ def product(a, b, out, bias=None):
 
 
 def _most_rows(b):
-    """The most rows of a that the few-rows products take by a 2-D b: _FEW_ROWS where b's rows
+    """The most rows of a that the few-rows products take by a 2-D b: FEW_ROWS where b's rows
     are contiguous, _FEW_ROWS_TRANSPOSED where its columns are (a transposed matrix, read as
     dot products), None where neither (the C kernels' layouts, product_bindings.h)."""
     return _most_rows_of(*b.strides, *b.shape)
@@ -327,7 +327,7 @@ def _most_rows(b):
 def _most_rows_of(row_stride, column_stride, height, width):
     """:func:`_most_rows` of a b with these strides (bytes) and shape."""
     if column_stride == 4 or width <= 1:
-        return _FEW_ROWS
+        return FEW_ROWS
     if row_stride == 4 or height <= 1:
         return _FEW_ROWS_TRANSPOSED
     return None
@@ -336,7 +336,7 @@ def _most_rows_of(row_stride, column_stride, height, width):
 _PRODUCT_MIN_WORK_PER_THREAD = 1 << 15     # the C kernel's default
 _SHORT_INNER = 8              # the C kernel's PRODUCT_SHORT_INNER: summed row by row of out
 _SHORT_INNER_MIN_OUTPUTS = 4096
-_FEW_ROWS = 32                # b with contiguous rows
+FEW_ROWS = 32                 # b with contiguous rows: the most rows of a the products take
 _FEW_ROWS_TRANSPOSED = 16     # b a transposed matrix (dot products): 1.1-2x OpenBLAS at 32 rows
 _FEW_ROWS_MIN_COLUMNS = 32
 _FEW_ROWS_MIN_INNER = 32      # a short b packs quickly: (32, 16) @ (16, 512) 1.5x OpenBLAS's
@@ -351,7 +351,7 @@ def lstm_sequence_forward(x_gates, h0, c0, W_hh):
         return None
     steps, batch, width = x_gates.shape
     hidden = h0.shape[1]
-    if (batch > _FEW_ROWS or W_hh.strides[1] != 4 or W_hh.shape != (hidden, width)
+    if (batch > FEW_ROWS or W_hh.strides[1] != 4 or W_hh.shape != (hidden, width)
             or width != 4 * hidden or h0.shape != (batch, hidden) or c0.shape != h0.shape):
         return None
     # from the buffer cache: a language model's gates are MBs a layer, fresh pages every step

@@ -10,7 +10,7 @@ An Adam step in NumPy is ten passes over the parameter's size; here it is one.
 """
 import numpy as np
 
-from .native import _FLOAT32, _native, _split_threads, enabled
+from .native import _FLOAT32, _native, _split_threads, _state
 
 __all__ = []     # used by update.py
 
@@ -18,13 +18,15 @@ __all__ = []     # used by update.py
 def _flat_float32(*arrays):
     """Whether the kernels apply: switched on, and C-contiguous float32 NumPy arrays of one
     size, none overlapping another (the C loops read and write them as independent)."""
-    if _native is None or not enabled():
+    if not _state["enabled"]:
         return False
     size = arrays[0].size
     for array in arrays:
         if (type(array) is not np.ndarray or array.dtype != _FLOAT32
                 or not array.flags.c_contiguous or array.size != size):
             return False
+    if len(arrays) == 2:             # axpy's x and y: one comparison (a step makes many)
+        return not np.may_share_memory(*arrays)
     for k, array in enumerate(arrays):
         for other in arrays[k + 1:]:
             if np.may_share_memory(array, other):
