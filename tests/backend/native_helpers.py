@@ -56,3 +56,17 @@ def close(actual, expected, magnitude=0.0):
 
 def ulps(actual, expected):
     return np.abs(actual - expected) / np.spacing(np.abs(expected).astype(np.float32))
+
+
+def record_calls(monkeypatch, names):
+    """The names of the compiled kernels among ``names`` that run from now on, in order (each
+    still runs: the list only watches)."""
+    seen = []
+    for name in names:
+        real = getattr(native._native, name)
+
+        def recorded(*arguments, _real=real, _name=name):
+            seen.append(_name)
+            return _real(*arguments)
+        monkeypatch.setattr(native._native, name, recorded)
+    return seen

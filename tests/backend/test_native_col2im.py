@@ -1,5 +1,5 @@
 """col2im, the columns' adjoint, by the compiled kernel (csrc/columns_bindings.h,
-native_pooling.col2im), against a direct loop written here from the definition, bit for bit:
+native_pooling.col2im), against the adjoint of the columns' direct loop, bit for bit:
 any kernel, stride, dilation and padding, dx in C order, batch-last or another dense layout;
 the same bits on any number of threads; a convolution's input gradient taken through it equals
 the NumPy adds it replaced; the binding's errors name the kernel and the operand."""
@@ -10,30 +10,23 @@ from hypothesis import assume, given, settings, strategies as st
 import autograd
 from autograd import Tensor
 from autograd.backend import native, native_pooling
+from tests.backend.test_native_columns import draw_windows, reference_columns
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
 
 
-def reference_col2im(dcols, shape, kernel, stride, dilation, pads_h, pads_w, out_size):
-    """dx[n, c, row, column] = sum over (i, j) in order, then (oh, ow), of dcols[(c, i, j),
-    (oh, ow, n)] where row = oh * sh + i * dh - top, column = ow * sw + j * dw - left is in x;
-    float32 adds into zeros, the order the kernel promises."""
-    n, c, h, w = shape
-    kh, kw = kernel
-    out_h, out_w = out_size
-    blocks = dcols.reshape(c, kh, kw, out_h, out_w, n)
-    dx = np.zeros(shape, np.float32)
-    for cc in range(c):
-        for i in range(kh):
-            for j in range(kw):
-                for oh in range(out_h):
-                    for ow in range(out_w):
-                        row = oh * stride[0] + i * dilation[0] - pads_h[0]
-                        column = ow * stride[1] + j * dilation[1] - pads_w[0]
-                        if 0 <= row < h and 0 <= column < w:
-                            dx[:, cc, row, column] += blocks[cc, i, j, oh, ow]
-    return dx
+def reference_col2im(dcols, shape, kernel, stride, dilation, pads_h, pads_w):
+    """dx[n, c, row, column] = the sum of dcols's entries that the columns read from there, as
+    the columns' adjoint: the columns of the positions 1..size (test_native_columns's direct
+    loop; 0 where they read padding) say where each entry of dcols goes, and np.add.at adds
+    them in float32 in dcols's order, which is the (i, j) order the kernel promises."""
+    size = int(np.prod(shape))
+    positions = np.arange(1, size + 1, dtype=np.float64).reshape(shape)
+    sources, _ = reference_columns(positions, kernel, stride, dilation, 1, pads_h, pads_w, False)
+    dx = np.zeros(size + 1, np.float32)
+    np.add.at(dx, sources.reshape(-1).astype(np.int64), dcols.reshape(-1))
+    return dx[1:].reshape(shape)
 
 
 def _empty(shape, layout):
@@ -49,11 +42,7 @@ def _empty(shape, layout):
 def test_col2im_matches_the_definition(data):
     n, c = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 4))
     h, w = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8))
-    kernel = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
-    stride = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
-    dilation = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
-    pads_h = (data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2)))
-    pads_w = (data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2)))
+    kernel, stride, dilation, pads_h, pads_w = draw_windows(data)
     layout = data.draw(st.sampled_from(["plain", "batch last", "channels last"]))
     threads = data.draw(st.sampled_from([1, 3]))
     assume(h + sum(pads_h) > dilation[0] * (kernel[0] - 1)
@@ -71,8 +60,7 @@ def test_col2im_matches_the_definition(data):
                               pads_w[0])
     finally:
         autograd.set_num_threads(previous)
-    expected = reference_col2im(dcols, (n, c, h, w), kernel, stride, dilation, pads_h, pads_w,
-                                out_size)
+    expected = reference_col2im(dcols, (n, c, h, w), kernel, stride, dilation, pads_h, pads_w)
     assert np.array_equal(dx, expected)      # every element written: no NaN left
 
 

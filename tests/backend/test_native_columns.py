@@ -48,6 +48,14 @@ def _stored(x, layout):
     return x
 
 
+def draw_windows(data):
+    """(kernel, stride, dilation, pads_h, pads_w) drawn for a small image: 1-3, 1-3, 1-2 and
+    0-2 on each side."""
+    def pair(low, high):
+        return data.draw(st.integers(low, high)), data.draw(st.integers(low, high))
+    return pair(1, 3), pair(1, 3), pair(1, 2), pair(0, 2), pair(0, 2)
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_columns_match_the_definition(data):
@@ -55,11 +63,7 @@ def test_columns_match_the_definition(data):
     n = data.draw(st.integers(1, 3))
     c = groups * data.draw(st.integers(1, 3))
     h, w = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8))
-    kernel = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
-    stride = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
-    dilation = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
-    pads_h = (data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2)))
-    pads_w = (data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2)))
+    kernel, stride, dilation, pads_h, pads_w = draw_windows(data)
     ones_row = data.draw(st.booleans())
     layout = data.draw(st.sampled_from(["plain", "batch last", "strided"]))
     assume(h + sum(pads_h) > dilation[0] * (kernel[0] - 1)

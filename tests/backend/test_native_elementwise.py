@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd.backend import elementwise, native, native_elementwise
+from tests.backend import native_helpers
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -22,15 +23,7 @@ SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45], np.floa
 @pytest.fixture
 def calls(monkeypatch):
     """The compiled passes that ran, by name."""
-    seen = []
-    for name in ("relu_forward", "relu_backward"):
-        real = getattr(native._native, name)
-
-        def recorded(*arguments, _real=real, _name=name):
-            seen.append(_name)
-            return _real(*arguments)
-        monkeypatch.setattr(native._native, name, recorded)
-    return seen
+    return native_helpers.record_calls(monkeypatch, ("relu_forward", "relu_backward"))
 
 
 def laid_out(values, shape, order):

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd.backend import native, native_update, numpy_kernels
+from tests.backend import native_helpers
 from tests.backend.test_update import adam_reference, adam_steps
 
 pytestmark = pytest.mark.skipif(not native.available(),
@@ -21,15 +22,7 @@ SIZES = [0, 1, 15, 16, 17, 1000, 2 ** 16 + 5, 3 * 2 ** 15 + 31]
 @pytest.fixture
 def calls(monkeypatch):
     """Which kernels the updates ran: the names of the compiled ones called."""
-    seen = []
-    for name in ("axpy", "adam"):
-        real = getattr(native._native, name)
-
-        def recorded(*arguments, _real=real, _name=name):
-            seen.append(_name)
-            return _real(*arguments)
-        monkeypatch.setattr(native._native, name, recorded)
-    return seen
+    return native_helpers.record_calls(monkeypatch, ("axpy", "adam"))
 
 
 @pytest.fixture(params=[1, 3])

@@ -7,6 +7,23 @@
  * SqueezeNet forward made 17 such passes. A pure copy: one build serves every instruction
  * set (memcpy and memset are the library's). */
 
+/* The window arguments of columns and col2im: positive kernel, stride, dilation, output sizes
+ * and groups, non-negative pads; else a ValueError naming `kernel`. */
+static int check_windows_of(const char *kernel, int kernel_height, int kernel_width,
+                            int stride_height, int stride_width, int dilation_height,
+                            int dilation_width, int top, int left, Py_ssize_t out_height,
+                            Py_ssize_t out_width, int groups)
+{
+    if (kernel_height < 1 || kernel_width < 1 || stride_height < 1 || stride_width < 1
+            || dilation_height < 1 || dilation_width < 1 || top < 0 || left < 0
+            || out_height < 1 || out_width < 1 || groups < 1) {
+        PyErr_Format(PyExc_ValueError, "%s: expected positive kernel, stride, dilation, output "
+                     "sizes and groups and non-negative pads", kernel);
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct {
     const float *x;
     Py_ssize_t x_strides[4];            /* (N, C, H, W), in elements */
@@ -96,13 +113,10 @@ static PyObject *columns(PyObject *self, PyObject *args)
                           &p.dilation_height, &p.dilation_width, &p.top, &p.left,
                           &p.out_height, &p.out_width, &groups, &threads, &p.offset_major))
         return NULL;
-    if (p.kernel_height < 1 || p.kernel_width < 1 || p.stride_height < 1 || p.stride_width < 1
-            || p.dilation_height < 1 || p.dilation_width < 1 || p.top < 0 || p.left < 0
-            || p.out_height < 1 || p.out_width < 1 || groups < 1) {
-        PyErr_Format(PyExc_ValueError, "%s: expected positive kernel, stride, dilation, output "
-                     "sizes and groups and non-negative pads", kernel);
+    if (check_windows_of(kernel, p.kernel_height, p.kernel_width, p.stride_height,
+                         p.stride_width, p.dilation_height, p.dilation_width, p.top, p.left,
+                         p.out_height, p.out_width, groups) < 0)
         return NULL;
-    }
     Py_buffer x_view, cols_view;
     Py_ssize_t shape[4] = {-1, -1, -1, -1};
     if (take_image(kernel, "x", x_object, &x_view, 0, 4, "f", shape, p.x_strides) < 0)
@@ -229,13 +243,10 @@ static PyObject *col2im(PyObject *self, PyObject *args)
                           &p.dilation_height, &p.dilation_width, &p.top, &p.left,
                           &p.out_height, &p.out_width, &threads))
         return NULL;
-    if (p.kernel_height < 1 || p.kernel_width < 1 || p.stride_height < 1 || p.stride_width < 1
-            || p.dilation_height < 1 || p.dilation_width < 1 || p.top < 0 || p.left < 0
-            || p.out_height < 1 || p.out_width < 1) {
-        PyErr_Format(PyExc_ValueError, "%s: expected positive kernel, stride, dilation and "
-                     "output sizes and non-negative pads", kernel);
+    if (check_windows_of(kernel, p.kernel_height, p.kernel_width, p.stride_height,
+                         p.stride_width, p.dilation_height, p.dilation_width, p.top, p.left,
+                         p.out_height, p.out_width, 1) < 0)
         return NULL;
-    }
     Py_buffer dx_view, dcols_view;
     Py_ssize_t shape[4] = {-1, -1, -1, -1};
     if (take_image(kernel, "dx", dx_object, &dx_view, 1, 4, "f", shape, p.dx_strides) < 0)
