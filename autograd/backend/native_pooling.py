@@ -52,7 +52,16 @@ def max_pool_forward(x, y, winner, windows):
     """Max pooling of x (N, C, H, W) into y and, where given, winner (uint8, y's shape: the
     offset of each window's first maximum) by ``windows`` (kernel, stride, pads; the pads after
     are implied by y's size)."""
-    if not (takes_images(x, y) and _fits(windows) and (winner is None or _winners(winner))):
+    if not (takes_images(x, y) and (winner is None or _winners(winner))):
+        return None
+    return max_pool_forward_into(x, y, winner, windows)
+
+
+def max_pool_forward_into(x, y, winner, windows):
+    """:func:`max_pool_forward` for an x that :func:`takes_images` took and y and winner that
+    the caller made for it (float32 and uint8 NumPy arrays of the output's shape): only the
+    windows are checked (a small image's pool is a few microseconds, its checks were two)."""
+    if not _fits(windows):
         return None
     _native.max_pool_forward(x, y, winner, *_window_arguments(windows))
     return True
@@ -61,7 +70,15 @@ def max_pool_forward(x, y, winner, windows):
 def max_pool_backward(dy, winner, dx, windows):
     """Its backward: dx (N, C, H, W) written, each output's gradient added at the input its
     winner names."""
-    if not (takes_images(dy, dx) and _fits(windows) and _winners(winner)):
+    if not (takes_images(dy, dx) and _winners(winner)):
+        return None
+    return max_pool_backward_into(dy, winner, dx, windows)
+
+
+def max_pool_backward_into(dy, winner, dx, windows):
+    """:func:`max_pool_backward` for a dy that :func:`takes_images` took, the winners of
+    :func:`max_pool_forward` and a dx the caller made (float32, the input's shape)."""
+    if not _fits(windows):
         return None
     _native.max_pool_backward(dy, winner, dx, *_window_arguments(windows))
     return True

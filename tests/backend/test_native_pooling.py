@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from autograd.backend import native, native_pooling, pooling
 from autograd.backend.pooling import Windows
+from tests.backend import native_helpers
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -130,9 +131,7 @@ def test_without_winners_the_faster_path_runs(shape, out, compiled, monkeypatch)
     """Inference (no winner wanted): the compiled kernel, or NumPy's passes for many tiny
     planes (unless 2x2 windows tile the C-contiguous batch) and for rows that are not
     contiguous; the same maxima either way."""
-    calls = []
-    real = native_pooling.max_pool_forward
-    monkeypatch.setattr(native_pooling, "max_pool_forward", lambda *a: calls.append(1) or real(*a))
+    calls = native_helpers.record_calls(monkeypatch, ("max_pool_forward",))
     x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
     if shape[0] == 2:
         x = _stored(x, "batch last")
@@ -237,11 +236,7 @@ def test_wide_batch_last_rows_take_numpys_passes_for_other_windows(monkeypatch, 
     """With winners, 3x3 windows over a batch-last batch: plane by plane in C up to 15
     images (a row's values within a cache line or two), NumPy's whole-batch passes from 16;
     2x2 pairs stay compiled at any batch; the same results either way."""
-    calls = []
-    for name in ("max_pool_forward", "max_pool_backward"):
-        real = getattr(native_pooling, name)
-        monkeypatch.setattr(native_pooling, name,
-                            lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    calls = native_helpers.record_calls(monkeypatch, ("max_pool_forward", "max_pool_backward"))
     rng = np.random.default_rng(batch)
     x = _stored(rng.standard_normal((batch, 3, 9, 9)).astype(np.float32), "batch last")
     windows = Windows((3, 3), (2, 2), ((1, 1), (1, 1)), (5, 5))
