@@ -58,8 +58,9 @@ def forward(x, W, b, pads, out_size, kernel, stride, dilation):
     index = window_index(x.shape[1:], kernel, out_size, stride, dilation, pads)
     cols = values[index]                 # fancy indexing: half the time of take() here
     weights = W.reshape(W.shape[0], -1)
-    # few output channels: the compiled small products may take it (matmul); more, BLAS
-    y = (_product(weights, cols) if weights.shape[0] <= native.FEW_ROWS
+    # the compiled small products where their shape rule takes it (matmul); else BLAS, with
+    # no refusal to pay first
+    y = (_product(weights, cols) if native.product_shape_fits(*weights.shape, cols.shape[1])
          else np.matmul(weights, cols))
     if b is not None:
         y += b.reshape(-1, 1).astype(y.dtype, copy=False)       # b cast first, as the batch

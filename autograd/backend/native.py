@@ -2,11 +2,11 @@
 
 NumPy runs one pass over memory per ufunc, on one core: a recurrent cell's gate nonlinearities
 and state update are about fifteen passes and as many temporaries. ``autograd/backend/csrc``
-holds C loops that do such a chain in one pass (compiled for AVX-512, AVX2 or the compiler's
-baseline, chosen when the module loads), the small matrix products of batches up to 32 that
-OpenBLAS runs slowly, split over a C thread pool (``product``), and an LSTM layer's loop over
-time (max pooling's wrappers are in native_pooling.py); ``pip install`` builds them where a C
-compiler is found and installs without them where not (``setup.py``: an optional extension).
+holds C loops that do such a chain in one pass (for AVX-512, AVX2 or the baseline, chosen at
+load), the small products of batches up to 32 that OpenBLAS runs slowly, split over a C thread
+pool (``product``), and an LSTM layer's loop over time (pooling's and the columns' wrappers
+are in native_pooling.py, the updates' in native_update.py, ReLU's in native_elementwise.py);
+``pip install`` builds them where a C compiler is found (``setup.py``: an optional extension).
 
 Each function here returns the kernel's result, or ``None`` when the kernel does not apply
 (not built, switched off, not float32 NumPy rows): the caller then runs its portable NumPy
@@ -301,11 +301,7 @@ def product(a, b, out, bias=None):
     most = _most_rows_of(b_row, b_column, inner, columns)
     if most is None or most == _FEW_ROWS_TRANSPOSED and a_column != 4 and inner > 1:
         return None          # b neither row- nor column-contiguous, or a's rows are strided
-    if inner <= _SHORT_INNER:
-        if rows * columns < _SHORT_INNER_MIN_OUTPUTS:
-            return None
-    elif not (rows == 1 or rows <= most and columns >= _FEW_ROWS_MIN_COLUMNS
-              and inner >= _FEW_ROWS_MIN_INNER):
+    if not product_shape_fits(rows, inner, columns, most):
         return None
     if bias is None:
         _native.product(a, b, out, _split_threads())
@@ -317,15 +313,21 @@ def product(a, b, out, bias=None):
     return True
 
 
-def _most_rows(b):
-    """The most rows of a that the few-rows products take by a 2-D b: FEW_ROWS where b's rows
-    are contiguous, _FEW_ROWS_TRANSPOSED where its columns are (a transposed matrix, read as
-    dot products), None where neither (the C kernels' layouts, product_bindings.h)."""
-    return _most_rows_of(*b.strides, *b.shape)
+def product_shape_fits(rows, inner, columns, most=None):
+    """Whether the compiled products take a (rows, inner) @ (inner, columns) product by its
+    shape (where a and b's layouts allow, :func:`product` checks them): a short inner
+    dimension with many outputs, or one row, or up to ``most`` rows (FEW_ROWS by default: b
+    row-major) of a wide and long enough b."""
+    if inner <= _SHORT_INNER:
+        return rows * columns >= _SHORT_INNER_MIN_OUTPUTS
+    return rows == 1 or (rows <= (FEW_ROWS if most is None else most)
+                         and columns >= _FEW_ROWS_MIN_COLUMNS and inner >= _FEW_ROWS_MIN_INNER)
 
 
 def _most_rows_of(row_stride, column_stride, height, width):
-    """:func:`_most_rows` of a b with these strides (bytes) and shape."""
+    """The most rows of a that the few-rows products take by a 2-D b of these strides (bytes)
+    and shape: FEW_ROWS where b's rows are contiguous, _FEW_ROWS_TRANSPOSED where its columns
+    are (a transposed matrix, read as dot products), None where neither (product_bindings.h)."""
     if column_stride == 4 or width <= 1:
         return FEW_ROWS
     if row_stride == 4 or height <= 1:
@@ -375,7 +377,7 @@ def lstm_sequence_backward(saved, dhs, dh_last, dc_last, W_hh_T):
             and _takes((W_hh_T,), 2, any_layout=True)):
         return None
     steps, batch, width = gates.shape
-    most = _most_rows(W_hh_T)
+    most = _most_rows_of(*W_hh_T.strides, *W_hh_T.shape)
     if most is None or batch > most or dhs.shape != tanh_cs.shape:
         return None
     hidden = width // 4
