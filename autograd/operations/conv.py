@@ -68,15 +68,54 @@ def conv2d(x: Tensor, W: Tensor, b: Optional[Tensor] = None, stride: IntOrPair =
     ...
     ValueError: conv2d: expected x of shape (N, 3, H, W), got (8, 4, 5, 5)
     """
-    groups = check_conv_arguments("conv2d", x, W, b, groups, ("kh", "kw"), ("H", "W"))
-    geometry = ConvGeometry(W.shape[2:], stride, padding, dilation, groups, pad_mode,
-                            name="conv2d")
-    return convolve(x, W, b, geometry)
+    key = _plan_key(x, W, b, stride, padding, dilation, groups, pad_mode)
+    plan = _plans.get(key) if key is not None else None
+    if plan is None:
+        groups = check_conv_arguments("conv2d", x, W, b, groups, ("kh", "kw"), ("H", "W"))
+        geometry = ConvGeometry(W.shape[2:], stride, padding, dilation, groups, pad_mode,
+                                name="conv2d")
+        plan = geometry, checked_pads(x, W, geometry)
+        if key is not None and len(_plans) < _PLANS_LIMIT:
+            _plans[key] = plan
+    op = Conv2d(*plan)
+    return op(x, W) if b is None else op(x, W, b)
+
+
+# The checked geometry and pads of the calls seen, by their shapes and plain arguments: a
+# small image's convolution is a few microseconds, and checking its arguments and resolving
+# its geometry again took 4 of its 16 (a batch-1 CNN's inference).
+_plans = {}
+_PLANS_LIMIT = 1024
+
+
+def _plan_key(x, W, b, stride, padding, dilation, groups, pad_mode):
+    """The key of a call's plan, or None where an argument is not a plain int, a tuple of
+    them or a str (a bool is an int to ``==``, and must meet the checks every time)."""
+    for value in (stride, padding, dilation):
+        if type(value) is tuple:
+            for item in value:
+                if type(item) is not int:
+                    return None
+        elif type(value) is not int and type(value) is not str:
+            return None
+    if type(groups) is not int or type(pad_mode) is not str:
+        return None
+    shapes = (getattr(x, "shape", None), getattr(W, "shape", None),
+              None if b is None else getattr(b, "shape", ()))
+    if shapes[0] is None or shapes[1] is None:
+        return None
+    return shapes + (stride, padding, dilation, groups, pad_mode)
 
 
 def convolve(x, W, b, geometry):
     """:func:`conv2d` with its window arguments as a :class:`~autograd.geometry.ConvGeometry`
     (what the Conv2d layer builds once); checks that the kernel fits the padded input."""
+    op = Conv2d(geometry, checked_pads(x, W, geometry))
+    return op(x, W) if b is None else op(x, W, b)
+
+
+def checked_pads(x, W, geometry):
+    """``geometry``'s pads for x, after checking that the kernel fits the padded input."""
     pads = geometry.pads(x.shape[2:])
     for axis, size, span, (before, after) in zip(("height", "width"), x.shape[2:],
                                                  geometry.spans(), pads):
@@ -85,8 +124,7 @@ def convolve(x, W, b, geometry):
                 f"conv2d: kernel {tuple(W.shape[2:])} with dilation {geometry.dilation} spans "
                 f"{span} pixels, more than the padded input {axis} {size + before + after} "
                 f"(x {tuple(x.shape)}, padding {(before, after)})")
-    op = Conv2d(geometry, pads)
-    return op(x, W) if b is None else op(x, W, b)
+    return pads
 
 
 def check_conv_arguments(op, x, W, b, groups, kernel_axes, input_axes):

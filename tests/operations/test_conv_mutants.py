@@ -1,5 +1,6 @@
 """conv2d's message for a kernel wider than the padded input, with the padded size computed
-in the message (the sampled mutation run changed its arithmetic unseen: docs/testing.md)."""
+in the message (the sampled mutation run changed its arithmetic unseen: docs/testing.md); the
+argument checks and results of conv2d's cached plans."""
 import re
 
 import numpy as np
@@ -7,6 +8,9 @@ import pytest
 
 import autograd
 from autograd import Tensor
+from autograd.operations import conv as conv_module
+from autograd.operations.conv import conv2d
+from tests.backend.test_convolution_mutants import direct_conv
 
 
 @pytest.mark.parametrize("padding,padded", [(1, 5), ((2, 0), 7)])
@@ -65,3 +69,58 @@ def test_a_grouped_channel_mismatch_names_W_and_groups(op, x_shape, W_shape, axe
     with pytest.raises(ValueError, match=rf"^{name}: expected x of shape \(N, 2, {axes}\), got "
                                          rf"{re.escape(str(x_shape))}$"):
         op(Tensor(shape=x_shape), Tensor(shape=W_shape))
+
+
+@pytest.fixture
+def no_plans(monkeypatch):
+    """conv2d's plan cache (operations/conv.py) empty for the test, and its own."""
+    plans = {}
+    monkeypatch.setattr(conv_module, "_plans", plans)
+    return plans
+
+
+@pytest.mark.parametrize("arguments, error", [
+    (dict(groups=True), ValueError), (dict(stride=True), TypeError),
+    (dict(stride=(1, True)), TypeError), (dict(padding=True), TypeError),
+    (dict(padding=(True, 1)), TypeError), (dict(dilation=0), ValueError)])
+def test_a_cached_plan_never_skips_the_checks_of_another_call(no_plans, arguments, error):
+    """After a valid call with the same shapes is cached, a bool where an int belongs (equal
+    to 1 as a key) or another invalid value still meets the argument checks."""
+    x = Tensor(data=np.ones((1, 2, 5, 5), np.float32))
+    W = Tensor(data=np.ones((3, 2, 3, 3), np.float32))
+    valid = {name: (tuple(int(v) for v in value) if isinstance(value, tuple) else 1)
+             for name, value in arguments.items()}       # True -> 1, in the same form
+    conv2d(x, W, **{**dict(stride=1, padding=1, dilation=1, groups=1), **valid})
+    assert len(no_plans) == 1
+    with pytest.raises(error, match="conv2d: "):
+        conv2d(x, W, **{**dict(stride=1, padding=1, dilation=1, groups=1), **arguments})
+
+
+def test_a_cached_plan_gives_the_uncached_result_and_shapes_still_meet_the_checks(no_plans):
+    rng = np.random.default_rng(3)
+    x = Tensor(data=rng.standard_normal((2, 4, 7, 6)).astype(np.float32))
+    W = Tensor(data=rng.standard_normal((6, 2, 3, 3)).astype(np.float32))
+    b = Tensor(data=rng.standard_normal(6).astype(np.float32))
+    first = conv2d(x, W, b, stride=(2, 1), padding="same", groups=2).to_numpy()
+    again = conv2d(x, W, b, stride=(2, 1), padding="same", groups=2).to_numpy()
+    assert len(no_plans) == 1
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(again, direct_conv(x.to_numpy(), W.to_numpy(), b.to_numpy(),
+                                                  (2, 1), (1, 1), ((1, 1), (1, 1)), 2),
+                               rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="conv2d: expected x of shape"):
+        conv2d(Tensor(data=np.ones((2, 3, 7, 6), np.float32)), W, b, stride=(2, 1),
+               padding="same", groups=2)
+    with pytest.raises(ValueError, match="conv2d: expected b of shape"):
+        conv2d(x, W, Tensor(data=np.ones(5, np.float32)), stride=(2, 1), padding="same",
+               groups=2)
+    conv2d(x, W, b, stride=np.int64(2), padding=1, groups=2)        # not plain: not cached
+    assert len(no_plans) == 1
+
+
+def test_the_plans_kept_are_bounded(no_plans, monkeypatch):
+    monkeypatch.setattr(conv_module, "_PLANS_LIMIT", 2)
+    W = Tensor(data=np.ones((1, 1, 1, 1), np.float32))
+    for size in (2, 3, 4, 5):
+        conv2d(Tensor(data=np.ones((1, 1, size, size), np.float32)), W)
+    assert len(no_plans) == 2
