@@ -84,7 +84,7 @@ def conv2d(x: Tensor, W: Tensor, b: Optional[Tensor] = None, stride: IntOrPair =
 # The checked geometry and pads of the calls seen, by their shapes and plain arguments: a
 # small image's convolution is a few microseconds, and checking its arguments and resolving
 # its geometry again took 4 of its 16 (a batch-1 CNN's inference).
-_plans = {}
+_plans: dict[tuple, tuple] = {}
 _PLANS_LIMIT = 1024
 
 
