@@ -321,14 +321,13 @@ def _input_gradient_by_col2im(context, xp, dy_rows, W):
     dcols = buffer_cache.empty(xp, (groups, group_channels * kh * kw, dy_rows.shape[2]),
                                dy_rows.dtype)
     xp.matmul(weights.transpose(0, 2, 1), dy_rows, out=dcols)
-    if native.enabled() and type(dcols) is np.ndarray and dcols.dtype == np.float32:
+    if xp is np:
         # compiled: each thread zeroes and sums its channels of the unpadded dx (the adds
         # below were nine strided NumPy passes and a copy of the interior)
-        dx = buffer_cache.empty(xp, (c, h, w, n), dcols.dtype)
-        native_pooling.col2im(dcols, from_batch_last(dx), (kh, kw), (out_h, out_w),
-                              geometry.stride, geometry.dilation, context.pads[0][0],
-                              context.pads[1][0])
-        return from_batch_last(dx)
+        dx = from_batch_last(buffer_cache.empty(xp, (c, h, w, n), dcols.dtype))
+        if native_pooling.col2im(dcols, dx, (kh, kw), (out_h, out_w), geometry.stride,
+                                 geometry.dilation, context.pads[0][0], context.pads[1][0]):
+            return dx
     dcols = dcols.reshape(c, kh, kw, out_h, out_w, n)
     dpadded = buffer_cache.empty(xp, (c, padded_h, padded_w, n), dcols.dtype)
 

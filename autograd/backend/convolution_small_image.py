@@ -79,10 +79,9 @@ def gradients(cols, W, index, dy, input_shape, weight_shape, needs, geometry, pa
     if not needs[0]:
         return None, dW
     dcols = np.matmul(W.reshape(out_channels, -1).T, rows)
-    if native.enabled() and dcols.dtype == np.float32:
-        dx = np.empty(input_shape, np.float32)
-        native_pooling.col2im(dcols, dx, geometry.kernel, dy.shape[2:], geometry.stride,
-                              geometry.dilation, pads[0][0], pads[1][0])
+    dx = np.empty(input_shape, dcols.dtype)
+    if native_pooling.col2im(dcols, dx, geometry.kernel, dy.shape[2:], geometry.stride,
+                             geometry.dilation, pads[0][0], pads[1][0]):
         return dx, dW
     sums = np.bincount(index.reshape(-1), weights=dcols.reshape(-1),
                        minlength=int(np.prod(input_shape)) + 1)

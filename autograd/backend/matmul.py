@@ -77,7 +77,7 @@ def _transposed_is_faster(a, b, out):
     """Whether a (rows in _SWAPPED_ROWS) @ b is one to compute with the roles swapped."""
     rows, inner = a.shape
     return (rows * inner * b.shape[1] >= _SWAPPED_MIN_WORK
-            and b.strides[0] == b.itemsize and b.shape[1] > 1 and b.flags.f_contiguous
+            and b.flags.f_contiguous and not b.flags.c_contiguous
             and a.flags.c_contiguous and out.flags.c_contiguous and a.dtype.kind == "f")
 
 

@@ -116,8 +116,12 @@ def columns(x, cols, kernel, out_size, stride, dilation, groups, top, left, offs
 
 def col2im(dcols, dx, kernel, out_size, stride, dilation, top, left):
     """dx (N, C, H, W), written whole: the columns' adjoint of ``dcols`` (C * kh * kw rows of
-    OH * OW * N, im2col.columns's layout, C-contiguous float32), each value added at the input
-    position its row's kernel offset read, padding positions dropped; the channels split over
-    the compiled kernels' threads. For dx that :func:`takes_images` takes (writable)."""
+    OH * OW * N, im2col.columns's layout, C-contiguous), each value added at the input position
+    its row's kernel offset read, padding positions dropped; the channels split over the
+    compiled kernels' threads. True, or None where the kernel does not apply (dx or dcols not
+    float32 NumPy arrays; nothing written)."""
+    if not (takes_images(dx) and type(dcols) is np.ndarray and dcols.dtype == dx.dtype):
+        return None
     _native.col2im(dcols, dx, kernel[0], kernel[1], stride[0], stride[1], dilation[0],
                    dilation[1], top, left, out_size[0], out_size[1], _split_threads())
+    return True

@@ -57,14 +57,17 @@ def test_small_batch_shapes_of_an_mlp_step(rows, inner, columns):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows, inner, columns, swapped", [
-    (35, 1024, 256, True), (17, 512, 128, True), (48, 300, 100, True),
-    (16, 1024, 256, False), (49, 1024, 256, False), (32, 64, 64, False)])
+@pytest.mark.parametrize("rows, inner, columns, asked, swapped", [
+    (35, 1024, 256, True, True), (17, 512, 128, True, True), (48, 300, 100, True, True),
+    (16, 1024, 256, False, False), (49, 1024, 256, False, False),
+    (32, 64, 64, True, False)])           # 131,072 multiply-adds: under the minimum
 def test_a_few_rows_times_a_transposed_matrix_swaps_the_roles_where_it_pays(
-        rows, inner, columns, swapped, dtype, monkeypatch):
-    """a @ B^T at 17-48 rows and 2^20 multiply-adds or more is computed as (B @ a^T)^T and
-    copied into a C-order result (matmul.py's _transposed_is_faster): the same product, in
-    C order; elsewhere, and for a b that is not a transposed matrix, the plain product."""
+        rows, inner, columns, asked, swapped, dtype, monkeypatch):
+    """a @ B^T at 17-48 rows (where the rule is asked) and 2^20 multiply-adds or more is
+    computed as (B @ a^T)^T and copied into a C-order result (matmul.py's
+    _transposed_is_faster): the same product, in C order; elsewhere, and for a b that is not a
+    transposed matrix, the plain product. Called below the compiled products (which take up
+    to 16 float32 rows by a transposed matrix first), so that every case reaches the rule."""
     from autograd.backend import matmul
     calls = []
     real = matmul._transposed_is_faster
@@ -74,15 +77,15 @@ def test_a_few_rows_times_a_transposed_matrix_swaps_the_roles_where_it_pays(
     a = rng.standard_normal((rows, inner)).astype(dtype)
     weight = rng.standard_normal((columns, inner)).astype(dtype)      # b = weight^T
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
-    y = numpy_kernels.matmul(a, weight.T)
-    assert y.flags.c_contiguous and y.dtype == dtype
-    np.testing.assert_allclose(y, reference(a, weight.T), rtol=tolerance, atol=tolerance)
-    # (the compiled products take up to 16 float32 rows by a transposed matrix first)
-    assert (calls == [True]) if swapped else (True not in calls)
+    for b, answer in ((weight.T, swapped), (np.ascontiguousarray(weight.T), False)):
+        calls.clear()
+        y = matmul._blas_product_into(a, b, np.full((rows, columns), np.nan, dtype))
+        assert y.flags.c_contiguous and y.dtype == dtype
+        np.testing.assert_allclose(y, reference(a, weight.T), rtol=tolerance, atol=tolerance)
+        assert calls == ([answer] if asked else [])
     calls.clear()
-    y = numpy_kernels.matmul(a, np.ascontiguousarray(weight.T))      # a row-major b
+    y = numpy_kernels.matmul(a, weight.T)                # through matmul's whole choice
     np.testing.assert_allclose(y, reference(a, weight.T), rtol=tolerance, atol=tolerance)
-    assert True not in calls
 
 
 def test_a_large_result_reuses_a_cached_buffer():

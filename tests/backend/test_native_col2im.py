@@ -110,3 +110,15 @@ def test_the_binding_names_the_kernel_and_the_operand():
     read_only.flags.writeable = False
     with pytest.raises(ValueError, match="col2im: dx: .*read-only"):
         native._native.col2im(dcols, read_only, *arguments)
+
+
+def test_what_the_kernel_does_not_take_is_left_to_the_caller():
+    """float64 or non-NumPy operands: None, dx untouched (the caller runs its NumPy adds)."""
+    dx = np.full((1, 1, 4, 4), np.nan, np.float32)
+    arguments = ((3, 3), (4, 4), (1, 1), (1, 1), 1, 1)
+    assert native_pooling.col2im(np.ones((9, 16)), dx, *arguments) is None
+    assert native_pooling.col2im(np.ones((9, 16), np.float32).tolist(), dx, *arguments) is None
+    assert native_pooling.col2im(np.ones((9, 16)), dx.astype(np.float64), *arguments) is None
+    assert np.isnan(dx).all()
+    assert native_pooling.col2im(np.ones((9, 16), np.float32), dx, *arguments)
+    assert not np.isnan(dx).any()
