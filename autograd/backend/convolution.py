@@ -30,7 +30,7 @@ array([[4., 4.],
 import numpy as np
 
 from ..device import get_array_module
-from . import buffer_cache, native, native_pooling, threads, winograd
+from . import buffer_cache, native, native_convolution, native_pooling, threads, winograd
 from . import convolution_small_image as small_image
 from .im2col import offset_slice, columns_of, padded_batch_last
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
@@ -144,7 +144,7 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
     the GEMM's output, no context kept. ``out``, where given, is the (O, OH * OW * N)
     C-contiguous block that receives y batch-last (the rows of a larger batch-last buffer: a
     Concat along the channels written in place). Returns y (N, O, OH, OW), batch-last."""
-    n, out_channels, groups = x.shape[0], W.shape[0], geometry.groups
+    n, out_channels = x.shape[0], W.shape[0]
     if _winograd_for_inference(x, W, geometry, pads):
         y, _ = forward(x, W, None, geometry, pads, ())
         if out is not None:
@@ -154,30 +154,52 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
         out_h, out_w = y.shape[2:]
     else:
         out_h, out_w = geometry.output_size(x.shape[2:], pads)
-        weights = W.reshape(groups, out_channels // groups, -1)
-        # Where the columns are built anyway and W is small beside y, b rides in the GEMM (a
-        # row of ones under the columns): the copy of W with b is cheaper than a pass over y.
-        bias_in_gemm = (b is not None and not _is_pointwise(geometry)
-                        and 16 * (W.size + out_channels) <= out_channels * out_h * out_w * n)
-        if _is_pointwise(geometry):
-            cols = batch_last(padded_batch_last(x, *pads)).reshape(groups, -1,
-                                                                   out_h * out_w * n)
-        else:
-            cols = columns_of(x, geometry.kernel, (out_h, out_w), geometry.stride,
-                              geometry.dilation, groups, *pads, ones_row=bias_in_gemm)
-        if bias_in_gemm:
-            weights = np.concatenate(
-                [weights, b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)], axis=2)
-            b = None
         if out is None:
-            out = buffer_cache.empty(np, (out_channels, cols.shape[2]), x.dtype)
-        np.matmul(weights, cols, out=out.reshape(groups, out_channels // groups, -1))
+            out = buffer_cache.empty(np, (out_channels, out_h * out_w * n), x.dtype)
+        fused = residual is None         # a residual is added before the ReLU, after the GEMM
+        if _shifted_for_inference(W, geometry) and native_convolution.shifted_forward(
+                x, W, b if fused else None, (out_h, out_w), geometry.dilation, pads,
+                relu and fused, out):
+            if fused:
+                b, relu = None, False
+        else:
+            b = _columns_product(x, W, b, geometry, pads, (out_h, out_w), out)
     if residual is not None:
         residual = batch_last(residual).reshape(out_channels, -1)
     if b is not None or residual is not None or relu:
         bias = None if b is None else b.reshape(-1).astype(out.dtype, copy=False)
         _epilogue(out, bias, residual, relu)
     return from_batch_last(out.reshape(out_channels, out_h, out_w, n))
+
+
+def _columns_product(x, W, b, geometry, pads, out_size, out):
+    """out (O, OH * OW * N) = the GEMM of W and x's columns (batch-last), with b in it where
+    that is cheaper than a pass over out; returns the bias still to add (b, or None)."""
+    out_channels, groups = W.shape[0], geometry.groups
+    weights = W.reshape(groups, out_channels // groups, -1)
+    # Where the columns are built anyway and W is small beside y, b rides in the GEMM (a row
+    # of ones under the columns): the copy of W with b is cheaper than a pass over y.
+    bias_in_gemm = (b is not None and not _is_pointwise(geometry)
+                    and 16 * (W.size + out_channels) <= out.size)
+    if _is_pointwise(geometry):
+        cols = batch_last(padded_batch_last(x, *pads)).reshape(groups, -1, out.shape[1])
+    else:
+        cols = columns_of(x, geometry.kernel, out_size, geometry.stride, geometry.dilation,
+                          groups, *pads, ones_row=bias_in_gemm)
+    if bias_in_gemm:
+        weights = np.concatenate(
+            [weights, b.reshape(groups, -1, 1).astype(weights.dtype, copy=False)], axis=2)
+        b = None
+    np.matmul(weights, cols, out=out.reshape(groups, out_channels // groups, -1))
+    return b
+
+
+def _shifted_for_inference(W, geometry):
+    """The shifted products' rule (native_convolution.py): stride 1, one group, a kernel wider
+    than one pixel (a 1x1 convolution's columns are its input: no copy to save, and OpenBLAS
+    packs its GEMM better)."""
+    return (geometry.stride == (1, 1) and geometry.groups == 1
+            and not _is_pointwise(geometry))
 
 
 def _winograd_for_inference(x, W, geometry, pads):

@@ -78,6 +78,20 @@ typedef struct {
     Py_ssize_t row, column;
 } Left;
 
+/* A stride-1 convolution as shifted products (kernel_convolution.h, convolution_bindings.h):
+ * y (O, OH * OW * N) = weights (O, K) times the rows of the padded input (C, Hp, Wp, N) that
+ * start at offsets[p], p = (c, i, j) of K = C * kh * kw, each row_length = Wp * N long for
+ * each of out_height rows, of which the first valid_length = OW * N are kept. */
+#define SHIFT_ROWS 8
+#define SHIFT_COLUMNS 32
+typedef struct {
+    const float *weights, *padded, *bias;
+    const Py_ssize_t *offsets;
+    float *y;
+    Py_ssize_t y_stride, out_channels, k, row_length, valid_length, out_height, row_tiles;
+    int relu;
+} ShiftedProduct;
+
 #include "dispatch.h"
 #include "operands.h"
 #include "attention_bindings.h"
@@ -89,6 +103,7 @@ typedef struct {
 #include "columns_bindings.h"
 #include "update_bindings.h"
 #include "elementwise_bindings.h"
+#include "convolution_bindings.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -346,6 +361,9 @@ static PyMethodDef methods[] = {
      "scatter_rows_add(target, index, values): target[index[r]] += values[r], row by row"},
     {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,
      "softmax_cross_entropy(x, probabilities, targets, losses): softmax and loss of each row"},
+    {"shifted_convolution", shifted_convolution, METH_VARARGS,
+     "shifted_convolution(x, weights, bias or None, y, padded, top, left, dilation_h, "
+     "dilation_w, out_h, out_w, relu, threads): a stride-1 convolution without columns"},
     {"set_instruction_set", set_instruction_set, METH_O,
      "set_instruction_set(name): use the kernels built for 'generic', 'avx2' or 'avx512'"},
     {"get_instruction_set", get_instruction_set, METH_NOARGS,

@@ -71,6 +71,7 @@ typedef void (*MaxPoolPairs)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *, 
                              unsigned char *);
 typedef void (*MaxPoolPairsBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *,
                                      const unsigned char *, float *);
+typedef void (*ShiftedProducts)(const ShiftedProduct *, Py_ssize_t, Py_ssize_t);
 typedef void (*Axpy)(Py_ssize_t, float, const float *, float *);
 typedef void (*ReluForward)(Py_ssize_t, const float *, float *);
 typedef void (*ReluBackward)(Py_ssize_t, const float *, const float *, float *);
@@ -101,6 +102,7 @@ static struct {
     MaxPoolSeparable max_pool_plane_separable;
     MaxPoolPairs max_pool_pairs;
     MaxPoolPairsBackward max_pool_pairs_backward;
+    ShiftedProducts shifted_products;
     Axpy axpy;
     Adam adam;
     ReluForward relu_forward;
@@ -131,6 +133,7 @@ static struct {
         chosen.max_pool_plane_separable = max_pool_plane_separable_##suffix; \
         chosen.max_pool_pairs = max_pool_pairs_##suffix; \
         chosen.max_pool_pairs_backward = max_pool_pairs_backward_##suffix; \
+        chosen.shifted_products = shifted_products_##suffix; \
         chosen.axpy = axpy_##suffix;                  \
         chosen.adam = adam_##suffix;                  \
         chosen.relu_forward = relu_forward_##suffix;  \

@@ -24,6 +24,7 @@
 #include "kernel_softmax.h"
 #include "kernel_rows.h"
 #include "kernel_products.h"
+#include "kernel_convolution.h"
 #include "kernel_attention.h"
 #include "kernel_pooling.h"
 #include "kernel_update.h"

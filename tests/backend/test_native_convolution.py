@@ -1,0 +1,170 @@
+"""A stride-1 convolution's inference forward by shifted products (csrc/kernel_convolution.h,
+convolution_bindings.h, native_convolution.shifted_forward), against the definition summed in
+float64: any kernel, dilation and padding (the bottom and right pads what the output size
+leaves), x in any layout, output channels across the tile's rows, the bias and ReLU fused,
+NaN kept; y written as rows of a larger block and nothing around it; each build of the
+kernels, one thread or three; convolution.inference_forward through it equals the columns
+path; the binding's errors name the kernel and the operand."""
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+import autograd
+from autograd.backend import convolution, native, native_convolution
+from autograd.geometry import ConvGeometry
+
+pytestmark = pytest.mark.skipif(not native.available(),
+                                reason="the compiled kernels are not built in this install")
+
+LAYOUTS = {"plain": (0, 1, 2, 3), "batch last": (1, 2, 3, 0), "channels last": (0, 2, 3, 1)}
+
+
+def laid_out(x, layout):
+    axes = LAYOUTS[layout]
+    return np.ascontiguousarray(x.transpose(axes)).transpose(np.argsort(axes))
+
+
+def reference(x, W, b, pads_h, pads_w, dilation, relu):
+    """conv2d(x, W) + b at stride 1, in float64, and |x| * |W| summed the same way (the scale
+    of the float32 rounding); (N, O, OH, OW)."""
+    kernel_h, kernel_w = W.shape[2:]
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), pads_h, pads_w))
+    out_h = padded.shape[2] - (kernel_h - 1) * dilation[0]
+    out_w = padded.shape[3] - (kernel_w - 1) * dilation[1]
+    y = np.zeros((x.shape[0], W.shape[0], out_h, out_w))
+    scale = np.zeros_like(y)
+    for i in range(kernel_h):
+        for j in range(kernel_w):
+            window = padded[:, :, i * dilation[0]:i * dilation[0] + out_h,
+                            j * dilation[1]:j * dilation[1] + out_w]
+            y += np.einsum("nchw,oc->nohw", window, W[:, :, i, j].astype(np.float64))
+            scale += np.einsum("nchw,oc->nohw", np.abs(window), np.abs(W[:, :, i, j]))
+    if b is not None:
+        y += b.reshape(1, -1, 1, 1)
+        scale += np.abs(b).reshape(1, -1, 1, 1)
+    return (np.maximum(y, 0) if relu else y), scale
+
+
+def run(x, W, b, pads_h, pads_w, dilation, relu, rows_around=(0, 0)):
+    """y from the kernel as (N, O, OH, OW), written into rows of a larger NaN block (the rows
+    around it returned to be checked)."""
+    kernel_h, kernel_w = W.shape[2:]
+    out_h = x.shape[2] + sum(pads_h) - (kernel_h - 1) * dilation[0]
+    out_w = x.shape[3] + sum(pads_w) - (kernel_w - 1) * dilation[1]
+    n, out_channels = x.shape[0], W.shape[0]
+    block = np.full((rows_around[0] + out_channels + rows_around[1], out_h * out_w * n),
+                    np.nan, np.float32)
+    out = block[rows_around[0]:rows_around[0] + out_channels]
+    assert native_convolution.shifted_forward(x, W, b, (out_h, out_w), dilation,
+                                              (pads_h, pads_w), relu, out)
+    around = np.concatenate([block[:rows_around[0]], block[rows_around[0] + out_channels:]])
+    return out.reshape(out_channels, out_h, out_w, n).transpose(3, 0, 1, 2), around
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_shifted_products_match_the_definition(data, instruction_set):
+    n, c = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 5))
+    h, w = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9))
+    out_channels = data.draw(st.integers(1, 19))       # across the tiles' 8 and 1-row rows
+    kernel = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    dilation = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    pads_h = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+    pads_w = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+    assume(h + sum(pads_h) > dilation[0] * (kernel[0] - 1)
+           and w + sum(pads_w) > dilation[1] * (kernel[1] - 1))      # an output at least
+    layout = data.draw(st.sampled_from(sorted(LAYOUTS)))
+    with_bias, relu = data.draw(st.booleans()), data.draw(st.booleans())
+    threads = data.draw(st.sampled_from([1, 3]))
+    rows_around = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    x = laid_out(rng.standard_normal((n, c, h, w)).astype(np.float32), layout)
+    W = rng.standard_normal((out_channels, c, *kernel)).astype(np.float32)
+    b = rng.standard_normal(out_channels).astype(np.float32) if with_bias else None
+    previous = autograd.get_num_threads()
+    autograd.set_num_threads(threads)
+    try:
+        y, around = run(x, W, b, pads_h, pads_w, dilation, relu, rows_around)
+    finally:
+        autograd.set_num_threads(previous)
+    expected, scale = reference(x, W, b, pads_h, pads_w, dilation, relu)
+    assert y.shape == expected.shape
+    bound = 4 * W[0].size * 2.0 ** -24 * scale + 1e-30
+    assert np.all(np.abs(y - expected) <= bound)          # every element written: no NaN
+    assert np.isnan(around).all()                         # and nothing outside y
+
+
+def test_a_nan_reaches_the_outputs_whose_windows_read_it_and_the_relu_keeps_it():
+    x = np.ones((1, 2, 6, 7), np.float32)
+    x[0, 1, 2, 3] = np.nan
+    W = -np.ones((3, 2, 3, 3), np.float32)                # every finite output below 0
+    y, _ = run(x, W, None, (1, 1), (1, 1), (1, 1), True)
+    expected, _ = reference(x, W, None, (1, 1), (1, 1), (1, 1), True)
+    assert np.array_equal(np.isnan(y), np.isnan(expected)) and np.isnan(y).sum() == 27
+    assert np.all(y[~np.isnan(y)] == 0) and not np.signbit(y[~np.isnan(y)]).any()
+
+
+def test_the_columns_path_and_the_shifted_products_agree_in_inference_forward(monkeypatch):
+    """A SqueezeNet expand layer at batch 1 and 3 (batch-last), with a ReLU and a bias, into
+    rows of a Concat's block, and a residual (added before the ReLU: not fused)."""
+    rng = np.random.default_rng(0)
+    geometry = ConvGeometry(3, padding=1)
+    W = rng.standard_normal((24, 16, 3, 3)).astype(np.float32) * 0.1
+    b = rng.standard_normal(24).astype(np.float32)
+    for n in (1, 3):
+        x = laid_out(rng.standard_normal((n, 16, 13, 11)).astype(np.float32), "batch last")
+        residual = rng.standard_normal((n, 24, 13, 11)).astype(np.float32)
+        results = []
+        for shifted in (True, False):
+            monkeypatch.setattr(convolution, "_shifted_for_inference",
+                                lambda W, geometry, shifted=shifted: shifted)
+            block = np.full((40, 13 * 11 * n), np.nan, np.float32)
+            into_block = convolution.inference_forward(x, W, b, geometry, ((1, 1), (1, 1)),
+                                                       relu=True, out=block[8:32])
+            with_residual = convolution.inference_forward(
+                x, W, b, geometry, ((1, 1), (1, 1)), relu=True, residual=residual)
+            assert np.isnan(block[:8]).all() and np.isnan(block[32:]).all()
+            results.append((np.array(into_block), np.array(with_residual)))
+        for shifted, columns in zip(*results):
+            np.testing.assert_allclose(shifted, columns, rtol=1e-5, atol=1e-5)
+        expected, _ = reference(x, W, b, (1, 1), (1, 1), (1, 1), False)
+        np.testing.assert_allclose(results[0][1], np.maximum(expected + residual, 0),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_what_the_kernel_does_not_take_goes_to_the_columns_path():
+    x = np.ones((1, 2, 5, 5), np.float64)
+    W = np.ones((3, 2, 3, 3), np.float64)
+    out = np.empty((3, 25), np.float32)
+    assert native_convolution.shifted_forward(x, W, None, (5, 5), (1, 1), ((1, 1), (1, 1)),
+                                              False, out) is None
+    y = convolution.inference_forward(x, W, None, ConvGeometry(3, padding=1),
+                                      ((1, 1), (1, 1)))
+    np.testing.assert_allclose(y, reference(x, W, None, (1, 1), (1, 1), (1, 1), False)[0])
+
+
+def test_the_binding_names_itself_and_the_operand():
+    call = native._native.shifted_convolution
+    x = np.ones((1, 2, 5, 5), np.float32)
+    W = np.ones((3, 2, 3, 3), np.float32)
+    y = np.empty((3, 25), np.float32)
+    padded = np.empty(2 * 7 * 7 + 32, np.float32)
+    call(x, W, None, y, padded, 1, 1, 1, 1, 5, 5, False, 1)
+    assert np.all(y[:, 6] == 18)                    # an inner pixel: 2 channels x 9 ones
+    cases = [
+        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 5, 5, False, 1), "weights"),
+        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 5, 5, False, 1), "y as a float32"),
+        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 5, 5, False, 1), "padded as a"),
+        ((x, W, None, y, padded, -1, 1, 1, 1, 5, 5, False, 1), "non-negative pads"),
+        ((x, W, None, y, padded, 3, 1, 1, 1, 5, 5, False, 1), "an output of 6 x 4 or more"),
+        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 5, 5, False, 1), "bias of 3"),
+        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 5, 5, False, 1),
+         "must not overlap"),
+        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 5, 5, False, 1),
+         "must not overlap"),
+        ((x, W, None, y, np.empty((2, 81), np.float32)[:, :65], 1, 1, 1, 1, 5, 5, False, 1),
+         "padded"),
+    ]
+    for arguments, message in cases:
+        with pytest.raises(ValueError, match="shifted_convolution: .*" + message):
+            call(*arguments)
