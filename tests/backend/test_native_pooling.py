@@ -83,6 +83,40 @@ def test_maxima_and_winners_match_the_portable_code(instruction_set, data, batch
     np.testing.assert_allclose(dx, want_dx, rtol=1e-6, atol=1e-6)
 
 
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), width=st.integers(16, 90), height=st.integers(1, 6),
+       values=st.sampled_from(["normal", "ties", "special"]), seed=st.integers(0, 2 ** 16),
+       threads=st.sampled_from([1, 3]))
+def test_wide_rows_at_stride_two_without_winners(instruction_set, data, width, height, values,
+                                                 seed, threads):
+    """Rows of 32 or more (and 16 to 31, at the rule's edge) at stride 2 along them and no
+    winners: their maxima by the halves of
+    each row (kernel_pooling.h's max_pool_plane_halves, whole chunks of 16, the last moved
+    back), any kernel, pads (output rows all in the padding too) and special values."""
+    kernel = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 5)))
+    stride = (data.draw(st.integers(1, 3)), 2)
+    pads = tuple((data.draw(st.integers(0, k - 1)), data.draw(st.integers(0, k)))
+                 for k in kernel)
+    out = tuple((size + before + after - k) // s + 1
+                for size, (before, after), k, s in zip((height, width), pads, kernel, stride))
+    if out[0] < 1:
+        return
+    windows = Windows(kernel, stride, pads, out)
+    rng = np.random.default_rng(seed)
+    shape = (2, 3, height, width)
+    x = (rng.integers(-2, 3, shape) if values == "ties" else rng.standard_normal(shape))
+    x = x.astype(np.float32)
+    if values == "special":
+        x.flat[::5] = -np.inf
+        x.flat[3::13] = np.nan
+        x.flat[1::17] = np.inf
+    want, _ = _portable(pooling.max_pool2d_forward, x, windows)
+    y = np.full(want.shape, 7.0, np.float32)
+    native._native.max_pool_forward(x, y, None, *kernel, *stride, pads[0][0], pads[1][0],
+                                    threads)
+    np.testing.assert_array_equal(y, want)
+
+
 @pytest.mark.parametrize("width", [7, 1100])
 def test_a_row_past_the_chunk_and_a_narrow_one(width):
     """Output rows wider than the kernel's 512-output chunk, and narrower than its row passes

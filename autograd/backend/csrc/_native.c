@@ -78,6 +78,11 @@ typedef struct {
     Py_ssize_t row, column;
 } Left;
 
+/* Max pooling at stride 2 (kernel_pooling.h, max_pool_plane_halves): the values in each half
+ * of a row's columns, with -inf around them for the padding and past the row */
+#define POOL_HALVES_SPAN(width, out_width, kernel_width, left) \
+    (((left) + 1) / 2 + 1 + ((width) + 1) / 2 + (out_width) + (kernel_width) + 1)
+
 /* A stride-1 convolution as shifted products (kernel_convolution.h, convolution_bindings.h):
  * y (O, OH * OW * N) = weights (O, K) times the rows of the padded input (C, Hp, Wp, N) that
  * start at offsets[p], p = (c, i, j) of K = C * kh * kw, each row_length = Wp * N long for
