@@ -27,4 +27,5 @@
 #include "kernel_convolution.h"
 #include "kernel_attention.h"
 #include "kernel_pooling.h"
+#include "kernel_pooling_halves.h"
 #include "kernel_update.h"
