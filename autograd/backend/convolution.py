@@ -157,9 +157,10 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
         if out is None:
             out = buffer_cache.empty(np, (out_channels, out_h * out_w * n), x.dtype)
         fused = residual is None         # a residual is added before the ReLU, after the GEMM
-        if _shifted_for_inference(W, geometry) and native_convolution.shifted_forward(
-                x, W, b if fused else None, (out_h, out_w), geometry.dilation, pads,
-                relu and fused, out):
+        shifted = _shifted_for_inference(x, W, geometry, (out_h, out_w))
+        if shifted and native_convolution.shifted_forward(
+                x, W, b if fused else None, (out_h, out_w), geometry.stride,
+                geometry.dilation, pads, relu and fused, out):
             if fused:
                 b, relu = None, False
         else:
@@ -194,12 +195,25 @@ def _columns_product(x, W, b, geometry, pads, out_size, out):
     return b
 
 
-def _shifted_for_inference(W, geometry):
-    """The shifted products' rule (native_convolution.py): stride 1, one group, a kernel wider
-    than one pixel (a 1x1 convolution's columns are its input: no copy to save, and OpenBLAS
-    packs its GEMM better)."""
-    return (geometry.stride == (1, 1) and geometry.groups == 1
-            and not _is_pointwise(geometry))
+def _shifted_for_inference(x, W, geometry, out_size):
+    """The shifted products' rule (native_convolution.py), measured at 2 threads against the
+    columns path (benchmarks/NOTES.md, twentieth session): one group and a kernel wider than
+    one pixel (a 1x1 convolution at stride 1 reads its input as its columns already, and
+    OpenBLAS packs that GEMM better); at a stride, 64 or more products per output (a 3x3 stem
+    on 3 channels writes an output of 64 values from 27 each, a pass the GEMM's blocks store
+    faster: 1.15x at batch 8); and weights read at most 32 MB in all, once per 32 outputs
+    of a row (512 -> 512 channels 3x3 on 7x7 at batch 8: 9.4 MB 16 times, 1.08x)."""
+    if geometry.groups != 1 or geometry.kernel == (1, 1):
+        return False
+    products = W[0].size
+    if geometry.stride != (1, 1) and products < 64:
+        return False
+    flat = out_size[0] * (out_size[1] + (geometry.kernel[1] - 1) * geometry.dilation[1]
+                          // geometry.stride[1]) * x.shape[0]
+    return 4 * W.size * -(-flat // native_convolution.TILE_COLUMNS) <= _SHIFTED_WEIGHT_TRAFFIC
+
+
+_SHIFTED_WEIGHT_TRAFFIC = 32 << 20
 
 
 def _winograd_for_inference(x, W, geometry, pads):

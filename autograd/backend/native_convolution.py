@@ -1,4 +1,4 @@
-"""A stride-1 convolution's inference forward without im2col columns, compiled
+"""A convolution's inference forward without im2col columns, compiled
 (csrc/kernel_convolution.h, convolution_bindings.h): the input is copied once into a padded
 batch-last buffer, and each row of the columns a GEMM would read is a run of that buffer at a
 shift, read in place by a register tile over the C pool. The columns path writes kh * kw times
@@ -15,12 +15,13 @@ from .native import _native, _split_threads, _takes
 __all__ = []     # used by convolution.py
 
 _FLOAT32 = np.dtype(np.float32)
-_SLACK = 32      # the tile's width (SHIFT_COLUMNS): its last run may read that far past the end
+TILE_COLUMNS = 32    # the tile's width (SHIFT_COLUMNS): outputs of a row per read of the weights
+_SLACK = TILE_COLUMNS    # the last tile's runs may read that far past the end
 
 
-def shifted_forward(x, W, b, out_size, dilation, pads, relu, out):
-    """``out`` (O, OH * OW * N), batch-last rows with contiguous columns, = conv2d(x, W) at
-    stride 1 and one group, + b (O,) where given, then max(·, 0) where ``relu``: x (N, C, H, W)
+def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out):
+    """``out`` (O, OH * OW * N), batch-last rows with contiguous columns, = conv2d(x, W) with
+    one group, + b (O,) where given, then max(·, 0) where ``relu``: x (N, C, H, W)
     float32 NumPy in any layout, W (O, C, kh, kw), ``pads`` ((top, bottom), (left, right)).
     True, or None where the kernel does not apply (not float32 NumPy arrays, switched off, an
     empty output or input)."""
@@ -31,11 +32,13 @@ def shifted_forward(x, W, b, out_size, dilation, pads, relu, out):
         return None
     n, channels = x.shape[:2]
     kernel_h, kernel_w = W.shape[2:]
-    padded_h = out_size[0] + (kernel_h - 1) * dilation[0]
-    padded_w = out_size[1] + (kernel_w - 1) * dilation[1]
-    padded = buffer_cache.empty(np, (channels * padded_h * padded_w * n + _SLACK,), _FLOAT32)
+    # the padded input split into its stride's phases (convolution_bindings.h)
+    phase_h = out_size[0] + (kernel_h - 1) * dilation[0] // stride[0]
+    phase_w = out_size[1] + (kernel_w - 1) * dilation[1] // stride[1]
+    size = channels * stride[0] * stride[1] * phase_h * phase_w * n + _SLACK
+    padded = buffer_cache.empty(np, (size,), _FLOAT32)
     _native.shifted_convolution(
         x, np.ascontiguousarray(W), None if b is None else b.reshape(-1), out, padded,
-        pads[0][0], pads[1][0], dilation[0], dilation[1], out_size[0], out_size[1], relu,
-        _split_threads())
+        stride[0], stride[1], pads[0][0], pads[1][0], dilation[0], dilation[1], out_size[0],
+        out_size[1], relu, _split_threads())
     return True

@@ -1,10 +1,10 @@
-"""A stride-1 convolution's inference forward by shifted products (csrc/kernel_convolution.h,
+"""A convolution's inference forward by shifted products (csrc/kernel_convolution.h,
 convolution_bindings.h, native_convolution.shifted_forward), against the definition summed in
-float64: any kernel, dilation and padding (the bottom and right pads what the output size
-leaves), x in any layout, output channels across the tile's rows, the bias and ReLU fused,
-NaN kept; y written as rows of a larger block and nothing around it; each build of the
-kernels, one thread or three; convolution.inference_forward through it equals the columns
-path; the binding's errors name the kernel and the operand."""
+float64: any kernel, stride, dilation and padding, x in any layout, output channels across the
+tile's rows, the bias and ReLU fused, NaN kept; y written as rows of a larger block and nothing
+around it; each build of the kernels, one thread or three; convolution.inference_forward
+through it equals the columns path; the rule that picks it; the binding's errors name the
+kernel and the operand."""
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
@@ -24,19 +24,24 @@ def laid_out(x, layout):
     return np.ascontiguousarray(x.transpose(axes)).transpose(np.argsort(axes))
 
 
-def reference(x, W, b, pads_h, pads_w, dilation, relu):
-    """conv2d(x, W) + b at stride 1, in float64, and |x| * |W| summed the same way (the scale
-    of the float32 rounding); (N, O, OH, OW)."""
+def output_size(size, pads, kernel, stride, dilation):
+    return (size + sum(pads) - (kernel - 1) * dilation - 1) // stride + 1
+
+
+def reference(x, W, b, pads_h, pads_w, dilation, relu, stride=(1, 1)):
+    """conv2d(x, W) + b, in float64, and |x| * |W| summed the same way (the scale of the
+    float32 rounding); (N, O, OH, OW)."""
     kernel_h, kernel_w = W.shape[2:]
     padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), pads_h, pads_w))
-    out_h = padded.shape[2] - (kernel_h - 1) * dilation[0]
-    out_w = padded.shape[3] - (kernel_w - 1) * dilation[1]
+    out_h = output_size(x.shape[2], pads_h, kernel_h, stride[0], dilation[0])
+    out_w = output_size(x.shape[3], pads_w, kernel_w, stride[1], dilation[1])
     y = np.zeros((x.shape[0], W.shape[0], out_h, out_w))
     scale = np.zeros_like(y)
     for i in range(kernel_h):
         for j in range(kernel_w):
-            window = padded[:, :, i * dilation[0]:i * dilation[0] + out_h,
-                            j * dilation[1]:j * dilation[1] + out_w]
+            window = padded[:, :, i * dilation[0]:, j * dilation[1]:][
+                :, :, :stride[0] * (out_h - 1) + 1:stride[0],
+                :stride[1] * (out_w - 1) + 1:stride[1]]
             y += np.einsum("nchw,oc->nohw", window, W[:, :, i, j].astype(np.float64))
             scale += np.einsum("nchw,oc->nohw", np.abs(window), np.abs(W[:, :, i, j]))
     if b is not None:
@@ -45,17 +50,17 @@ def reference(x, W, b, pads_h, pads_w, dilation, relu):
     return (np.maximum(y, 0) if relu else y), scale
 
 
-def run(x, W, b, pads_h, pads_w, dilation, relu, rows_around=(0, 0)):
+def run(x, W, b, pads_h, pads_w, dilation, relu, rows_around=(0, 0), stride=(1, 1)):
     """y from the kernel as (N, O, OH, OW), written into rows of a larger NaN block (the rows
     around it returned to be checked)."""
     kernel_h, kernel_w = W.shape[2:]
-    out_h = x.shape[2] + sum(pads_h) - (kernel_h - 1) * dilation[0]
-    out_w = x.shape[3] + sum(pads_w) - (kernel_w - 1) * dilation[1]
+    out_h = output_size(x.shape[2], pads_h, kernel_h, stride[0], dilation[0])
+    out_w = output_size(x.shape[3], pads_w, kernel_w, stride[1], dilation[1])
     n, out_channels = x.shape[0], W.shape[0]
     block = np.full((rows_around[0] + out_channels + rows_around[1], out_h * out_w * n),
                     np.nan, np.float32)
     out = block[rows_around[0]:rows_around[0] + out_channels]
-    assert native_convolution.shifted_forward(x, W, b, (out_h, out_w), dilation,
+    assert native_convolution.shifted_forward(x, W, b, (out_h, out_w), stride, dilation,
                                               (pads_h, pads_w), relu, out)
     around = np.concatenate([block[:rows_around[0]], block[rows_around[0] + out_channels:]])
     return out.reshape(out_channels, out_h, out_w, n).transpose(3, 0, 1, 2), around
@@ -68,6 +73,7 @@ def test_shifted_products_match_the_definition(data, instruction_set):
     h, w = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9))
     out_channels = data.draw(st.integers(1, 19))       # across the tiles' 8 and 1-row rows
     kernel = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
     dilation = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
     pads_h = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
     pads_w = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
@@ -84,10 +90,10 @@ def test_shifted_products_match_the_definition(data, instruction_set):
     previous = autograd.get_num_threads()
     autograd.set_num_threads(threads)
     try:
-        y, around = run(x, W, b, pads_h, pads_w, dilation, relu, rows_around)
+        y, around = run(x, W, b, pads_h, pads_w, dilation, relu, rows_around, stride)
     finally:
         autograd.set_num_threads(previous)
-    expected, scale = reference(x, W, b, pads_h, pads_w, dilation, relu)
+    expected, scale = reference(x, W, b, pads_h, pads_w, dilation, relu, stride)
     assert y.shape == expected.shape
     bound = 4 * W[0].size * 2.0 ** -24 * scale + 1e-30
     assert np.all(np.abs(y - expected) <= bound)          # every element written: no NaN
@@ -117,7 +123,7 @@ def test_the_columns_path_and_the_shifted_products_agree_in_inference_forward(mo
         results = []
         for shifted in (True, False):
             monkeypatch.setattr(convolution, "_shifted_for_inference",
-                                lambda W, geometry, shifted=shifted: shifted)
+                                lambda *rule, shifted=shifted: shifted)
             block = np.full((40, 13 * 11 * n), np.nan, np.float32)
             into_block = convolution.inference_forward(x, W, b, geometry, ((1, 1), (1, 1)),
                                                        relu=True, out=block[8:32])
@@ -136,8 +142,8 @@ def test_what_the_kernel_does_not_take_goes_to_the_columns_path():
     x = np.ones((1, 2, 5, 5), np.float64)
     W = np.ones((3, 2, 3, 3), np.float64)
     out = np.empty((3, 25), np.float32)
-    assert native_convolution.shifted_forward(x, W, None, (5, 5), (1, 1), ((1, 1), (1, 1)),
-                                              False, out) is None
+    assert native_convolution.shifted_forward(x, W, None, (5, 5), (1, 1), (1, 1),
+                                              ((1, 1), (1, 1)), False, out) is None
     y = convolution.inference_forward(x, W, None, ConvGeometry(3, padding=1),
                                       ((1, 1), (1, 1)))
     np.testing.assert_allclose(y, reference(x, W, None, (1, 1), (1, 1), (1, 1), False)[0])
@@ -149,22 +155,43 @@ def test_the_binding_names_itself_and_the_operand():
     W = np.ones((3, 2, 3, 3), np.float32)
     y = np.empty((3, 25), np.float32)
     padded = np.empty(2 * 7 * 7 + 32, np.float32)
-    call(x, W, None, y, padded, 1, 1, 1, 1, 5, 5, False, 1)
+    call(x, W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1)
     assert np.all(y[:, 6] == 18)                    # an inner pixel: 2 channels x 9 ones
     cases = [
-        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 5, 5, False, 1), "weights"),
-        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 5, 5, False, 1), "y as a float32"),
-        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 5, 5, False, 1), "padded as a"),
-        ((x, W, None, y, padded, -1, 1, 1, 1, 5, 5, False, 1), "non-negative pads"),
-        ((x, W, None, y, padded, 3, 1, 1, 1, 5, 5, False, 1), "an output of 6 x 4 or more"),
-        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 5, 5, False, 1), "bias of 3"),
-        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 5, 5, False, 1),
+        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "weights"),
+        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "y as a float32"),
+        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "padded as a"),
+        ((x, W, None, y, padded, 1, 1, -1, 1, 1, 1, 5, 5, False, 1), "non-negative pads"),
+        ((x, W, None, y, padded, 0, 1, 1, 1, 1, 1, 5, 5, False, 1), "positive kernel, stride"),
+        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "bias of 3"),
+        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1),
          "must not overlap"),
-        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 5, 5, False, 1),
+        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1),
          "must not overlap"),
-        ((x, W, None, y, np.empty((2, 81), np.float32)[:, :65], 1, 1, 1, 1, 5, 5, False, 1),
+        ((x, W, None, y, np.empty((2, 81), np.float32)[:, :65], 1, 1, 1, 1, 1, 1, 5, 5, False, 1),
          "padded"),
     ]
     for arguments, message in cases:
         with pytest.raises(ValueError, match="shifted_convolution: .*" + message):
             call(*arguments)
+
+
+@pytest.mark.parametrize("n, channels, size, out_channels, kernel, stride, groups, taken", [
+    (1, 16, 55, 64, 3, 1, 1, True),        # a SqueezeNet expand
+    (1, 16, 55, 64, 3, 1, 2, False),       # groups
+    (1, 16, 55, 64, 1, 1, 1, False),       # 1x1 at stride 1: its columns are its input
+    (1, 3, 224, 64, 3, 2, 1, False),       # a stride and 27 products per output
+    (1, 8, 56, 64, 3, 2, 1, True),         # a stride and 72
+    (1, 512, 7, 512, 3, 1, 1, True),       # 9.4 MB of weights read twice
+    (8, 512, 7, 512, 3, 1, 1, False),      # ... 16 times
+    (1, 512, 8, 512, 3, 1, 1, True),       # 9.4 MB 3 times: 27 MiB
+    (1, 512, 9, 512, 3, 1, 1, False),      # 4 times: 36 MiB, past 32
+])
+def test_the_rule_for_shifted_products(n, channels, size, out_channels, kernel, stride, groups,
+                                       taken):
+    x = np.empty((n, channels, size, size), np.float32)
+    W = np.empty((out_channels, channels // groups, kernel, kernel), np.float32)
+    geometry = ConvGeometry(kernel, stride=stride, padding=kernel // 2, groups=groups)
+    pad = (kernel // 2,) * 2
+    out_size = geometry.output_size((size, size), (pad, pad))
+    assert convolution._shifted_for_inference(x, W, geometry, out_size) is taken

@@ -1,49 +1,68 @@
-/* A stride-1 convolution without im2col columns (part of _native.c, included once, after
+/* A convolution without im2col columns (part of _native.c, included once, after
  * pooling_bindings.h and columns_bindings.h, whose take_image and check_windows_of it uses):
- * the input copied once into a padded batch-last buffer, then the product of kernel
- * _convolution.h over the C pool. The columns path wrote K = C * kh * kw rows of the
+ * the input copied once into a padded batch-last buffer, then the product of
+ * kernel_convolution.h over the C pool. The columns path wrote K = C * kh * kw rows of the
  * output's length and the GEMM read them back (1.7 MB for a 3x3 convolution of 16 channels
- * on a 55x55 image, more than the GEMM's own time's worth of memory traffic at batch 1). */
+ * on a 55x55 image, more than the GEMM's own time's worth of memory traffic at batch 1).
+ *
+ * At a stride s the padded input is split into its s_h x s_w phases, (C, s_h, s_w, Hq, Wq, N):
+ * phase (a, b) holds the padded rows a, a + s_h, ... and columns b, b + s_w, ...; a kernel
+ * offset (i, j) of every output reads one phase, (i dh % s_h, j dw % s_w), at a shift of
+ * (i dh / s_h, j dw / s_w) phase pixels: again a run at a shift, as at stride 1 (where the
+ * phase is the padded input itself). */
 
 typedef struct {
     const float *x;
     Py_ssize_t x_strides[4];            /* (N, C, H, W), in elements */
-    Py_ssize_t batch, height, width, padded_height, padded_width;
-    int top, left;
-    float *padded;                      /* (C, Hp, Wp, N) */
+    Py_ssize_t batch, height, width, phase_height, phase_width;
+    int top, left, stride_height, stride_width;
+    float *padded;                      /* (C, s_h, s_w, Hq, Wq, N) */
 } Padding;
 
-/* Channels [start, stop) of the padded copy: zeros around each image's rows. */
+/* Channels [start, stop) of the padded copy: zeros around each image's rows (and past them,
+ * where a phase has a row or column more than the input reaches). */
 static void padding_channels(void *context, Py_ssize_t start, Py_ssize_t stop)
 {
     const Padding *p = context;
     const Py_ssize_t *s = p->x_strides;
-    Py_ssize_t n = p->batch, row_length = p->padded_width * n;
-    Py_ssize_t before = p->left * n, inside = p->width * n;
-    for (Py_ssize_t c = start; c < stop; c++) {
-        float *plane = p->padded + c * p->padded_height * row_length;
-        for (Py_ssize_t ph = 0; ph < p->padded_height; ph++) {
-            float *row = plane + ph * row_length;
-            Py_ssize_t h = ph - p->top;
-            if (h < 0 || h >= p->height) {
-                memset(row, 0, sizeof(float) * row_length);
-                continue;
+    Py_ssize_t n = p->batch, row_length = p->phase_width * n;
+    for (Py_ssize_t c = start; c < stop; c++)
+        for (int a = 0; a < p->stride_height; a++)
+            for (int b = 0; b < p->stride_width; b++) {
+                Py_ssize_t phase = (c * p->stride_height + a) * p->stride_width + b;
+                float *plane = p->padded + phase * p->phase_height * row_length;
+                /* the phase's columns q whose input column q s_w + b - left is inside */
+                Py_ssize_t low, high;
+                inside_outputs(b - p->left, p->stride_width, p->width, p->phase_width, &low,
+                               &high);
+                Py_ssize_t step = p->stride_width * s[3];
+                for (Py_ssize_t q = 0; q < p->phase_height; q++) {
+                    float *row = plane + q * row_length;
+                    Py_ssize_t h = q * p->stride_height + a - p->top;
+                    if (h < 0 || h >= p->height || low >= high) {
+                        memset(row, 0, sizeof(float) * row_length);
+                        continue;
+                    }
+                    const float *source = p->x + c * s[1] + h * s[2]
+                        + (low * p->stride_width + b - p->left) * s[3];
+                    for (Py_ssize_t k = 0; k < low * n; k++)
+                        row[k] = 0.0f;
+                    float *target = row + low * n;
+                    Py_ssize_t inside = (high - low) * n;
+                    if ((n == 1 || s[0] == 1) && step == n)          /* one run */
+                        for (Py_ssize_t k = 0; k < inside; k++)
+                            target[k] = source[k];
+                    else if (n == 1)
+                        for (Py_ssize_t w = 0; w < high - low; w++)
+                            target[w] = source[w * step];
+                    else
+                        for (Py_ssize_t w = 0; w < high - low; w++)
+                            for (Py_ssize_t k = 0; k < n; k++)
+                                target[w * n + k] = source[w * step + k * s[0]];
+                    for (Py_ssize_t k = high * n; k < row_length; k++)
+                        row[k] = 0.0f;
+                }
             }
-            const float *source = p->x + c * s[1] + h * s[2];
-            for (Py_ssize_t q = 0; q < before; q++)
-                row[q] = 0.0f;
-            float *target = row + before;
-            if ((n == 1 && s[3] == 1) || (s[0] == 1 && s[3] == n))     /* one run */
-                for (Py_ssize_t q = 0; q < inside; q++)
-                    target[q] = source[q];
-            else
-                for (Py_ssize_t w = 0; w < p->width; w++)
-                    for (Py_ssize_t k = 0; k < n; k++)
-                        target[w * n + k] = source[w * s[3] + k * s[0]];
-            for (Py_ssize_t q = before + inside; q < row_length; q++)
-                row[q] = 0.0f;
-        }
-    }
 }
 
 static void shifted_tiles(void *context, Py_ssize_t start, Py_ssize_t stop)
@@ -70,22 +89,23 @@ static int views_overlap(const Py_buffer *a, const Py_buffer *b)
     return (const char *)a->buf < view_end(b) && (const char *)b->buf < view_end(a);
 }
 
-/* shifted_convolution(x, weights, bias or None, y, padded, top, left, dilation_h, dilation_w,
- * out_h, out_w, relu, threads): y = conv2d(x, weights) + bias (then max(y, 0) where relu) at
- * stride 1, groups 1: x (N, C, H, W) float32 in any layout, weights (O, C, kh, kw)
- * C-contiguous, y (O, out_h * out_w * N) batch-last with contiguous rows, padded a
- * C-contiguous float32 scratch of C * Hp * Wp * N + SHIFT_COLUMNS values or more (Hp =
- * out_h + (kh - 1) dh, Wp likewise; the pads past the bottom and right are what is left) */
+/* shifted_convolution(x, weights, bias or None, y, padded, stride_h, stride_w, top, left,
+ * dilation_h, dilation_w, out_h, out_w, relu, threads): y = conv2d(x, weights) + bias (then
+ * max(y, 0) where relu), groups 1: x (N, C, H, W) float32 in any layout, weights
+ * (O, C, kh, kw) C-contiguous, y (O, out_h * out_w * N) batch-last with contiguous rows,
+ * padded a C-contiguous float32 scratch of C * s_h * s_w * Hq * Wq * N + SHIFT_COLUMNS values
+ * or more (Hq = out_h + (kh - 1) dh / s_h, Wq likewise); zeros past the input's bottom and
+ * right, whatever the output size asks */
 static PyObject *shifted_convolution(PyObject *self, PyObject *args)
 {
     const char *kernel = "shifted_convolution";
     PyObject *x_object, *weights_object, *bias_object, *y_object, *padded_object;
-    int top, left, dilation_height, dilation_width, relu, threads;
+    int stride_height, stride_width, top, left, dilation_height, dilation_width, relu, threads;
     Py_ssize_t out_height, out_width;
-    if (!PyArg_ParseTuple(args, "OOOOOiiiinnpi:shifted_convolution", &x_object,
-                          &weights_object, &bias_object, &y_object, &padded_object, &top, &left,
-                          &dilation_height, &dilation_width, &out_height, &out_width, &relu,
-                          &threads))
+    if (!PyArg_ParseTuple(args, "OOOOOiiiiiinnpi:shifted_convolution", &x_object,
+                          &weights_object, &bias_object, &y_object, &padded_object,
+                          &stride_height, &stride_width, &top, &left, &dilation_height,
+                          &dilation_width, &out_height, &out_width, &relu, &threads))
         return NULL;
     Py_buffer views[5];                 /* x, weights, bias, y, padded */
     int taken = 0;
@@ -108,7 +128,8 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         goto fail;
     }
     int kernel_height = (int)w->shape[2], kernel_width = (int)w->shape[3];
-    if (check_windows_of(kernel, kernel_height, kernel_width, 1, 1, dilation_height,
+    if (check_windows_of(kernel, kernel_height, kernel_width, stride_height, stride_width,
+                         dilation_height,
                          dilation_width, top, left, out_height, out_width, 1) < 0)
         goto fail;
     if (w->shape[0] < 1 || shape[0] < 1 || shape[1] < 1) {
@@ -124,19 +145,16 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     pad.batch = shape[0];
     pad.height = shape[2];
     pad.width = shape[3];
-    pad.padded_height = out_height + (Py_ssize_t)(kernel_height - 1) * dilation_height;
-    pad.padded_width = out_width + (Py_ssize_t)(kernel_width - 1) * dilation_width;
+    pad.phase_height = out_height + (Py_ssize_t)(kernel_height - 1) * dilation_height
+                                    / stride_height;
+    pad.phase_width = out_width + (Py_ssize_t)(kernel_width - 1) * dilation_width
+                                  / stride_width;
     pad.top = top;
     pad.left = left;
-    if (pad.padded_height < top + pad.height || pad.padded_width < left + pad.width) {
-        PyErr_Format(PyExc_ValueError, "%s: expected an output of %zd x %zd or more for a "
-                     "%zd x %zd input with pads (%d, %d), got %zd x %zd", kernel,
-                     top + pad.height - (Py_ssize_t)(kernel_height - 1) * dilation_height,
-                     left + pad.width - (Py_ssize_t)(kernel_width - 1) * dilation_width,
-                     pad.height, pad.width, top, left, out_height, out_width);
-        goto fail;
-    }
-    Py_ssize_t n = pad.batch, plane = pad.padded_height * pad.padded_width * n;
+    pad.stride_height = stride_height;
+    pad.stride_width = stride_width;
+    Py_ssize_t n = pad.batch, plane = pad.phase_height * pad.phase_width * n;
+    Py_ssize_t channel_block = (Py_ssize_t)stride_height * stride_width * plane;
     if (PyObject_GetBuffer(y_object, &views[3], PyBUF_STRIDES | PyBUF_FORMAT | PyBUF_WRITABLE)
             < 0) {
         name_the_operand(kernel, "y");
@@ -157,7 +175,7 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         goto fail;
     }
     taken = 5;
-    Py_ssize_t needed = shape[1] * plane + SHIFT_COLUMNS;
+    Py_ssize_t needed = shape[1] * channel_block + SHIFT_COLUMNS;
     if (views[4].itemsize != 4 || strcmp(views[4].format, "f") != 0
             || views[4].len < 4 * needed) {
         PyErr_Format(PyExc_ValueError, "%s: expected padded as a C-contiguous float32 array of "
@@ -179,20 +197,25 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     }
     for (Py_ssize_t c = 0, p = 0; c < shape[1]; c++)
         for (int i = 0; i < kernel_height; i++)
-            for (int j = 0; j < kernel_width; j++)
-                offsets[p++] = c * plane + ((Py_ssize_t)i * dilation_height * pad.padded_width
-                                            + (Py_ssize_t)j * dilation_width) * n;
+            for (int j = 0; j < kernel_width; j++) {
+                Py_ssize_t down = (Py_ssize_t)i * dilation_height;
+                Py_ssize_t across = (Py_ssize_t)j * dilation_width;
+                Py_ssize_t phase = (down % stride_height) * stride_width + across % stride_width;
+                offsets[p++] = c * channel_block + phase * plane
+                               + (down / stride_height * pad.phase_width
+                                  + across / stride_width) * n;
+            }
     pad.x = (const float *)views[0].buf;
     pad.padded = (float *)views[4].buf;
     job = (ShiftedProduct){(const float *)w->buf, pad.padded, bias, offsets, (float *)y->buf,
-                           y->strides[0] / 4, w->shape[0], k, pad.padded_width * n,
+                           y->strides[0] / 4, w->shape[0], k, pad.phase_width * n,
                            out_width * n, out_height, (w->shape[0] + SHIFT_ROWS - 1)
                                                       / SHIFT_ROWS, relu};
     Py_ssize_t flat = out_height * job.row_length;
     Py_ssize_t tasks = (flat + SHIFT_COLUMNS - 1) / SHIFT_COLUMNS * job.row_tiles;
     Py_BEGIN_ALLOW_THREADS
-    parallel(padding_channels, &pad, shape[1], row_parts(shape[1], plane, threads));
-    memset(pad.padded + shape[1] * plane, 0, sizeof(float) * SHIFT_COLUMNS);
+    parallel(padding_channels, &pad, shape[1], row_parts(shape[1], channel_block, threads));
+    memset(pad.padded + shape[1] * channel_block, 0, sizeof(float) * SHIFT_COLUMNS);
     parallel(shifted_tiles, &job, tasks, tasks < threads ? (int)tasks : threads);
     Py_END_ALLOW_THREADS
     PyMem_Free(offsets);

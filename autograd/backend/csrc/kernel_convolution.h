@@ -43,6 +43,21 @@ static inline void KERNEL(shifted_store)(const ShiftedProduct *p, Py_ssize_t cha
 {
     float bias = p->bias != NULL ? p->bias[channel] : 0.0f;
     float *restrict y = p->y + channel * p->y_stride;
+    Py_ssize_t oh = f / p->row_length, column = f - oh * p->row_length;
+    if (column + SHIFT_COLUMNS <= p->valid_length) {
+        /* the whole tile inside one row's kept columns (most tiles of a wide image): whole
+         * vectors, where the runs' loops below have remainders */
+        float *restrict target = y + oh * p->valid_length + column;
+        if (p->relu)
+            for (int q = 0; q < SHIFT_COLUMNS; q++) {
+                float v = sum[q] + bias;
+                target[q] = v <= 0.0f ? 0.0f : v;
+            }
+        else
+            for (int q = 0; q < SHIFT_COLUMNS; q++)
+                target[q] = sum[q] + bias;
+        return;
+    }
     Py_ssize_t end = f + SHIFT_COLUMNS, total = p->out_height * p->row_length;
     if (end > total)
         end = total;
