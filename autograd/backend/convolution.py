@@ -27,6 +27,8 @@ benchmarks/NOTES.md has the measurements behind every choice here.
 array([[4., 4.],
        [4., 4.]], dtype=float32)
 """
+import functools
+
 import numpy as np
 
 from ..device import get_array_module
@@ -54,6 +56,10 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     context.input_shape, context.weight_shape = x.shape, W.shape
     context.has_bias = b is not None
     pads_h, pads_w = pads
+    if not needs:
+        y = _forward_by_shifted_products(context, x, W, b)
+        if y is not None:
+            return y, context
     context.winograd = allow_winograd and winograd.applies(
         x, W, geometry.stride, geometry.dilation, geometry.groups, pads_h, pads_w)
     out_size = None if context.winograd else _small_image_output(x, W, geometry, pads)
@@ -72,6 +78,27 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
             threads.elementwise(_add, y, y, bias)
         return y, context
     return _forward_by_columns(context, x, W, b, needs), context
+
+
+def _forward_by_shifted_products(context, x, W, b):
+    """A forward that nothing will differentiate by the compiled shifted products
+    (native_convolution.py) where their rule takes it; None where not (nothing done)."""
+    if type(x) is not np.ndarray:
+        return None
+    geometry = context.geometry
+    plan = _shifted_plan(x.shape, W.shape, geometry, context.pads)
+    if plan is None:
+        return None
+    out_size, padded_size = plan
+    out_channels, n = W.shape[0], x.shape[0]
+    y = buffer_cache.empty(np, (out_channels, out_size[0] * out_size[1] * n), x.dtype)
+    if not native_convolution.shifted_forward(x, W, b, out_size, geometry.stride,
+                                              geometry.dilation, context.pads, False, y,
+                                              padded_size):
+        return None
+    context.winograd = context.small_image = False
+    context.out_size = out_size
+    return from_batch_last(y.reshape(out_channels, *out_size, n))
 
 
 # One image whose column matrix has at most this many elements takes convolution_small_image:
@@ -157,10 +184,10 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
         if out is None:
             out = buffer_cache.empty(np, (out_channels, out_h * out_w * n), x.dtype)
         fused = residual is None         # a residual is added before the ReLU, after the GEMM
-        shifted = _shifted_for_inference(x, W, geometry, (out_h, out_w))
-        if shifted and native_convolution.shifted_forward(
+        plan = _shifted_plan(x.shape, W.shape, geometry, pads)
+        if plan is not None and native_convolution.shifted_forward(
                 x, W, b if fused else None, (out_h, out_w), geometry.stride,
-                geometry.dilation, pads, relu and fused, out):
+                geometry.dilation, pads, relu and fused, out, plan[1]):
             if fused:
                 b, relu = None, False
         else:
@@ -195,22 +222,35 @@ def _columns_product(x, W, b, geometry, pads, out_size, out):
     return b
 
 
-def _shifted_for_inference(x, W, geometry, out_size):
+@functools.lru_cache(maxsize=512)
+def _shifted_plan(x_shape, W_shape, geometry, pads):
+    """(output size, padded scratch size) where the shifted products' rule takes this
+    convolution, else None: decided once per shapes and geometry (a batch-1 forward of a few
+    microseconds of arithmetic spent as long again deciding)."""
+    out_size = geometry.output_size(x_shape[2:], pads)
+    if not _shifted_for_inference(x_shape, W_shape, geometry, out_size):
+        return None
+    return out_size, native_convolution.padded_size(x_shape, W_shape, out_size,
+                                                    geometry.stride, geometry.dilation)
+
+
+def _shifted_for_inference(x_shape, W_shape, geometry, out_size):
     """The shifted products' rule (native_convolution.py), measured at 2 threads against the
     columns path (benchmarks/NOTES.md, twentieth session): one group and a kernel wider than
     one pixel (a 1x1 convolution at stride 1 reads its input as its columns already, and
     OpenBLAS packs that GEMM better); at a stride, 64 or more products per output (a 3x3 stem
     on 3 channels writes an output of 64 values from 27 each, a pass the GEMM's blocks store
-    faster: 1.15x at batch 8); and weights read at most 32 MB in all, once per 32 outputs
+    faster: 1.15x at batch 8); and weights read at most 32 MiB in all, once per 32 outputs
     of a row (512 -> 512 channels 3x3 on 7x7 at batch 8: 9.4 MB 16 times, 1.08x)."""
     if geometry.groups != 1 or geometry.kernel == (1, 1):
         return False
-    products = W[0].size
+    products = W_shape[1] * W_shape[2] * W_shape[3]
     if geometry.stride != (1, 1) and products < 64:
         return False
     flat = out_size[0] * (out_size[1] + (geometry.kernel[1] - 1) * geometry.dilation[1]
-                          // geometry.stride[1]) * x.shape[0]
-    return 4 * W.size * -(-flat // native_convolution.TILE_COLUMNS) <= _SHIFTED_WEIGHT_TRAFFIC
+                          // geometry.stride[1]) * x_shape[0]
+    weights = W_shape[0] * products
+    return 4 * weights * -(-flat // native_convolution.TILE_COLUMNS) <= _SHIFTED_WEIGHT_TRAFFIC
 
 
 _SHIFTED_WEIGHT_TRAFFIC = 32 << 20

@@ -19,26 +19,31 @@ TILE_COLUMNS = 32    # the tile's width (SHIFT_COLUMNS): outputs of a row per re
 _SLACK = TILE_COLUMNS    # the last tile's runs may read that far past the end
 
 
-def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out):
+def padded_size(x_shape, W_shape, out_size, stride, dilation):
+    """The values of :func:`shifted_forward`'s scratch: the padded input split into its
+    stride's phases (convolution_bindings.h), and the tile's slack."""
+    n, channels = x_shape[:2]
+    phase_h = out_size[0] + (W_shape[2] - 1) * dilation[0] // stride[0]
+    phase_w = out_size[1] + (W_shape[3] - 1) * dilation[1] // stride[1]
+    return channels * stride[0] * stride[1] * phase_h * phase_w * n + _SLACK
+
+
+def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, size=None):
     """``out`` (O, OH * OW * N), batch-last rows with contiguous columns, = conv2d(x, W) with
     one group, + b (O,) where given, then max(·, 0) where ``relu``: x (N, C, H, W)
-    float32 NumPy in any layout, W (O, C, kh, kw), ``pads`` ((top, bottom), (left, right)).
-    True, or None where the kernel does not apply (not float32 NumPy arrays, switched off, an
-    empty output or input)."""
+    float32 NumPy in any layout, W (O, C, kh, kw), ``pads`` ((top, bottom), (left, right)),
+    ``size`` :func:`padded_size`'s (computed where not given). True, or None where the kernel
+    does not apply (not float32 NumPy arrays, switched off, an empty output or input)."""
     if not (_takes((x, W), 4, any_layout=True) and type(out) is np.ndarray
             and out.dtype == _FLOAT32
             and (b is None or (type(b) is np.ndarray and b.dtype == _FLOAT32))
             and out.size and x.shape[1]):
         return None
-    n, channels = x.shape[:2]
-    kernel_h, kernel_w = W.shape[2:]
-    # the padded input split into its stride's phases (convolution_bindings.h)
-    phase_h = out_size[0] + (kernel_h - 1) * dilation[0] // stride[0]
-    phase_w = out_size[1] + (kernel_w - 1) * dilation[1] // stride[1]
-    size = channels * stride[0] * stride[1] * phase_h * phase_w * n + _SLACK
+    if size is None:
+        size = padded_size(x.shape, W.shape, out_size, stride, dilation)
     padded = buffer_cache.empty(np, (size,), _FLOAT32)
     _native.shifted_convolution(
-        x, np.ascontiguousarray(W), None if b is None else b.reshape(-1), out, padded,
-        stride[0], stride[1], pads[0][0], pads[1][0], dilation[0], dilation[1], out_size[0],
-        out_size[1], relu, _split_threads())
+        x, W if W.flags.c_contiguous else np.ascontiguousarray(W),
+        None if b is None else b.reshape(-1), out, padded, stride[0], stride[1], pads[0][0],
+        pads[1][0], dilation[0], dilation[1], out_size[0], out_size[1], relu, _split_threads())
     return True

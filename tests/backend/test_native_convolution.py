@@ -12,6 +12,7 @@ from hypothesis import assume, given, settings, strategies as st
 import autograd
 from autograd.backend import convolution, native, native_convolution
 from autograd.geometry import ConvGeometry
+from tests.backend import native_helpers
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -115,6 +116,8 @@ def test_the_columns_path_and_the_shifted_products_agree_in_inference_forward(mo
     rows of a Concat's block, and a residual (added before the ReLU: not fused)."""
     rng = np.random.default_rng(0)
     geometry = ConvGeometry(3, padding=1)
+    real_plan = convolution._shifted_plan
+    calls = native_helpers.record_calls(monkeypatch, ("shifted_convolution",))
     W = rng.standard_normal((24, 16, 3, 3)).astype(np.float32) * 0.1
     b = rng.standard_normal(24).astype(np.float32)
     for n in (1, 3):
@@ -122,14 +125,16 @@ def test_the_columns_path_and_the_shifted_products_agree_in_inference_forward(mo
         residual = rng.standard_normal((n, 24, 13, 11)).astype(np.float32)
         results = []
         for shifted in (True, False):
-            monkeypatch.setattr(convolution, "_shifted_for_inference",
-                                lambda *rule, shifted=shifted: shifted)
+            monkeypatch.setattr(convolution, "_shifted_plan",
+                                real_plan if shifted else lambda *shapes: None)
             block = np.full((40, 13 * 11 * n), np.nan, np.float32)
             into_block = convolution.inference_forward(x, W, b, geometry, ((1, 1), (1, 1)),
                                                        relu=True, out=block[8:32])
             with_residual = convolution.inference_forward(
                 x, W, b, geometry, ((1, 1), (1, 1)), relu=True, residual=residual)
             assert np.isnan(block[:8]).all() and np.isnan(block[32:]).all()
+            assert len(calls) == (2 if shifted else 0)
+            calls.clear()
             results.append((np.array(into_block), np.array(with_residual)))
         for shifted, columns in zip(*results):
             np.testing.assert_allclose(shifted, columns, rtol=1e-5, atol=1e-5)
@@ -194,4 +199,25 @@ def test_the_rule_for_shifted_products(n, channels, size, out_channels, kernel, 
     geometry = ConvGeometry(kernel, stride=stride, padding=kernel // 2, groups=groups)
     pad = (kernel // 2,) * 2
     out_size = geometry.output_size((size, size), (pad, pad))
-    assert convolution._shifted_for_inference(x, W, geometry, out_size) is taken
+    assert convolution._shifted_for_inference(x.shape, W.shape, geometry, out_size) is taken
+
+
+@pytest.mark.parametrize("n", [1, 8])
+def test_a_forward_nothing_will_differentiate_takes_the_shifted_products(n, monkeypatch):
+    """conv2d under no_grad (the digits CNN's second layer at batch 1 and 8): the compiled
+    shifted products, the definition's values; with a gradient wanted, the columns path."""
+    rng = np.random.default_rng(n)
+    x = autograd.Tensor(data=rng.standard_normal((n, 32, 4, 4)).astype(np.float32))
+    W = autograd.Tensor(data=rng.standard_normal((64, 32, 3, 3)).astype(np.float32),
+                        stores_grad=True)
+    b = autograd.Tensor(data=rng.standard_normal(64).astype(np.float32))
+    calls = native_helpers.record_calls(monkeypatch, ("shifted_convolution",))
+    expected, _ = reference(x.data, W.data, b.data, (1, 1), (1, 1), (1, 1), False)
+    with autograd.no_grad():
+        y = autograd.conv2d(x, W, b, padding=1)
+    assert calls == ["shifted_convolution"]
+    np.testing.assert_allclose(y.data, expected, rtol=1e-4, atol=1e-4)
+    calls.clear()
+    y = autograd.conv2d(x, W, b, padding=1)
+    assert calls == [] and y.creator is not None
+    np.testing.assert_allclose(y.data, expected, rtol=1e-4, atol=1e-4)
