@@ -135,10 +135,13 @@ def _compiled_max_pool(x, windows, with_winner):
     15.0 ms; with winners too from 16 images, native_pooling.steps_past_lines), so those stay
     with NumPy, unless the windows are 2x2 pairs tiling a C-contiguous or batch-last batch,
     which the kernel pools as rows of the whole batch (native_pooling.tiles_by_pairs: 0.033 ms
-    for those (8, 32, 8, 8))."""
+    for those (8, 32, 8, 8)), or the windows have no winners and stride 2 along the rows of a
+    batch-last batch (native_pooling.pools_by_halves)."""
     if not native_pooling.takes_images(x):
         return None
     pairs = native_pooling.tiles_by_pairs(x, windows)
+    if not with_winner and not pairs and native_pooling.pools_by_halves(x, windows):
+        pairs = True          # whole rows of the batch, as the pairs: none of the rules below
     if not pairs and native_pooling.steps_past_lines(x):
         return None
     outputs = windows.out_size[0] * windows.out_size[1]

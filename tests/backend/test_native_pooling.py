@@ -86,13 +86,17 @@ def test_maxima_and_winners_match_the_portable_code(instruction_set, data, batch
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), width=st.integers(16, 90), height=st.integers(1, 6),
        values=st.sampled_from(["normal", "ties", "special"]), seed=st.integers(0, 2 ** 16),
-       threads=st.sampled_from([1, 3]))
+       threads=st.sampled_from([1, 3]), batch=st.sampled_from([1, 2, 3, 8, 9]),
+       layout=st.sampled_from(["c", "batch last"]))
 def test_wide_rows_at_stride_two_without_winners(instruction_set, data, width, height, values,
-                                                 seed, threads):
+                                                 seed, threads, batch, layout):
     """Rows of 32 or more (and 16 to 31, at the rule's edge) at stride 2 along them and no
     winners: their maxima by the halves of
     each row (kernel_pooling.h's max_pool_plane_halves, whole chunks of 16, the last moved
-    back), any kernel, pads (output rows all in the padding too) and special values."""
+    back), any kernel, pads (output rows all in the padding too) and special values; and a
+    batch-last batch channel by channel, each pixel's values together."""
+    if layout == "batch last" and batch == 1:
+        width = max(width, 32)
     kernel = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 5)))
     stride = (data.draw(st.integers(1, 3)), 2)
     pads = tuple((data.draw(st.integers(0, k - 1)), data.draw(st.integers(0, k)))
@@ -103,17 +107,20 @@ def test_wide_rows_at_stride_two_without_winners(instruction_set, data, width, h
         return
     windows = Windows(kernel, stride, pads, out)
     rng = np.random.default_rng(seed)
-    shape = (2, 3, height, width)
+    shape = (batch, 3, height, width)
     x = (rng.integers(-2, 3, shape) if values == "ties" else rng.standard_normal(shape))
     x = x.astype(np.float32)
     if values == "special":
         x.flat[::5] = -np.inf
         x.flat[3::13] = np.nan
         x.flat[1::17] = np.inf
+    x = _stored(x, layout)
     want, _ = _portable(pooling.max_pool2d_forward, x, windows)
-    y = np.full(want.shape, 7.0, np.float32)
+    y = _stored(np.full(want.shape, 7.0, np.float32), layout)
     native._native.max_pool_forward(x, y, None, *kernel, *stride, pads[0][0], pads[1][0],
                                     threads)
+    np.testing.assert_array_equal(y, want)
+    y, _ = pooling.max_pool2d_forward(x, windows, with_winner=False)
     np.testing.assert_array_equal(y, want)
 
 
@@ -160,7 +167,8 @@ def test_the_planes_split_over_the_threads_give_the_same_bits(shape, kernel, str
     ((8, 40, 9, 9), (4, 4), False),         # many tiny planes otherwise: NumPy's passes
     ((1, 16, 20, 20), (10, 10), True),      # planes of 64 outputs or more: compiled
     ((2, 16, 20, 20), (10, 10), True),      # the same batch-last: pairs rows, N deep
-    ((2, 16, 21, 21), (10, 10), False)])    # batch-last, not tiled by pairs: NumPy
+    ((2, 16, 21, 21), (10, 10), True),      # batch-last, not tiled: by halves, 2 deep
+    ((2, 16, 9, 9), (4, 4), False)])        # ... with rows of 8 pixels: NumPy
 def test_without_winners_the_faster_path_runs(shape, out, compiled, monkeypatch):
     """Inference (no winner wanted): the compiled kernel, or NumPy's passes for many tiny
     planes (unless 2x2 windows tile the C-contiguous batch) and for rows that are not

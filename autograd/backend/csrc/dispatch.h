@@ -67,9 +67,9 @@ typedef void (*MaxPoolSeparable)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize
                                  Py_ssize_t, float *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                  Py_ssize_t, int, int, int, int, int, int, float *,
                                  float *);
-typedef void (*MaxPoolHalves)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, float *,
-                              Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, int,
-                              float *, float *);
+typedef void (*MaxPoolHalves)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                              float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int,
+                              int, float *, float *);
 typedef void (*MaxPoolPairs)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *, float *,
                              unsigned char *);
 typedef void (*MaxPoolPairsBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *,

@@ -40,7 +40,7 @@ static int max_pool_planes_separably(const MaxPool *p, Py_ssize_t start, Py_ssiz
         Py_ssize_t n = plane / p->channels, c = plane % p->channels;
         if (halves) {
             chosen.max_pool_plane_halves(
-                AT(p->x, p->x_strides, n, c), p->x_strides[2], p->height, p->width,
+                AT(p->x, p->x_strides, n, c), p->x_strides[2], p->height, p->width, 1,
                 AT(p->y, p->y_strides, n, c), p->y_strides[2], p->out_height, p->out_width,
                 p->kernel_height, p->kernel_width, p->stride_height, p->top, p->left, row_max,
                 best + p->out_width + 1);
@@ -81,6 +81,29 @@ static void max_pool_planes(void *context, Py_ssize_t start, Py_ssize_t stop)
                                   first);
         }
     }
+}
+
+/* Without winners, at stride 2 along the rows of a batch-last batch (C, H, W, N): channels
+ * [start, stop), each a plane of pixels N values deep (kernel_pooling_halves.h) */
+static void max_pool_channels_by_halves(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const MaxPool *p = context;
+    Py_ssize_t depth = p->x_strides[3];
+    Py_ssize_t span = POOL_HALVES_SPAN(p->width, p->out_width, p->kernel_width, p->left);
+    float *row = PyMem_RawMalloc(sizeof(float) * (size_t)((p->width + 1 + 2 * span) * depth));
+    if (row == NULL) {                  /* no room for the scratch: plane by plane */
+        for (Py_ssize_t c = start; c < stop; c++)
+            for (Py_ssize_t n = 0; n < depth; n++)
+                max_pool_planes(context, n * p->channels + c, n * p->channels + c + 1);
+        return;
+    }
+    for (Py_ssize_t c = start; c < stop; c++)
+        chosen.max_pool_plane_halves(p->x + c * p->x_strides[1], p->x_strides[2], p->height,
+                                     p->width, depth, p->y + c * p->y_strides[1],
+                                     p->y_strides[2], p->out_height, p->out_width,
+                                     p->kernel_height, p->kernel_width, p->stride_height,
+                                     p->top, p->left, row, row + (p->width + 1) * depth);
+    PyMem_RawFree(row);
 }
 
 typedef struct {
@@ -268,6 +291,15 @@ static void run_pooling(int as_rows, Task rows_task, PoolPairs *pairs, Task plan
     Py_END_ALLOW_THREADS
 }
 
+/* Whether a pooling without winners takes max_pool_channels_by_halves: stride 2 along rows
+ * of a batch-last batch of 2 or more (x and y), whole chunks of values in its rows */
+static int by_halves(const MaxPool *p, Py_ssize_t depth, const Py_ssize_t y_shape[4])
+{
+    return p->winner == NULL && p->stride_width == 2 && depth > 1 && p->x_strides[0] == 1
+        && pixel_depth(y_shape, p->y_strides) == depth && p->y_strides[0] == 1
+        && p->width * depth >= 2 * POOL_CHUNK && p->out_width * depth >= POOL_CHUNK;
+}
+
 /* max_pool_forward(x, y, winner or None, kernel_h, kernel_w, stride_h, stride_w, top, left,
  * threads): y (N, C, OH, OW) and winner (uint8, same shape) written from x (N, C, H, W) */
 static PyObject *max_pool_forward(PyObject *self, PyObject *args)
@@ -313,6 +345,14 @@ static PyObject *max_pool_forward(PyObject *self, PyObject *args)
         && pixel_depth(shape, p.y_strides) == depth
         && (p.winner == NULL || pixel_depth(shape, p.winner_strides) == depth);
     PoolPairs pairs = {p.x, p.y, p.winner, p.out_width, depth};
+    if (!as_rows && by_halves(&p, depth, shape)) {
+        Py_BEGIN_ALLOW_THREADS
+        parallel(max_pool_channels_by_halves, &p, p.channels,
+                 pool_parts(p.channels, depth * p.out_height * p.out_width, w.threads));
+        Py_END_ALLOW_THREADS
+        release_views(views, taken);
+        Py_RETURN_NONE;
+    }
     run_pooling(as_rows, max_pool_pairs_rows, &pairs, max_pool_planes, &p, planes,
                 p.out_height, w.threads);
     release_views(views, taken);
