@@ -52,6 +52,11 @@ def sum_rows(x):
     return x.sum(axis=0)
 
 
+def spatial_mean(x):
+    """The mean of each (n, c) plane of x (N, C, H, W), shaped (N, C, 1, 1)."""
+    return x.mean(axis=(2, 3), keepdims=True)
+
+
 def add(x, b):
     """x + b, b broadcast against x."""
     return x + b

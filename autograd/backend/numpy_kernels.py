@@ -33,6 +33,7 @@ max_pool2d_forward = pooling.max_pool2d_forward
 max_pool2d_backward = pooling.max_pool2d_backward
 avg_pool2d_forward = pooling.avg_pool2d_forward
 avg_pool2d_backward = pooling.avg_pool2d_backward
+spatial_mean = pooling.spatial_mean
 batch_norm_forward = normalization.batch_norm_forward
 batch_norm_backward = normalization.batch_norm_backward
 layer_norm_forward = normalization.layer_norm_forward
