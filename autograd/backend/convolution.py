@@ -27,12 +27,11 @@ benchmarks/NOTES.md has the measurements behind every choice here.
 array([[4., 4.],
        [4., 4.]], dtype=float32)
 """
-import functools
-
 import numpy as np
 
 from ..device import get_array_module
-from . import buffer_cache, native, native_convolution, native_pooling, threads, winograd
+from . import buffer_cache, native, native_pooling, threads, winograd
+from . import convolution_shifted as shifted
 from . import convolution_small_image as small_image
 from .im2col import offset_slice, columns_of, padded_batch_last
 from .layout import BATCH_LAST, batch_last, from_batch_last, is_batch_last
@@ -47,7 +46,7 @@ class ConvolutionContext:
                  "padded_shape", "out_size", "batch_last_tiles", "has_bias", "small_image")
 
 
-def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
+def forward(x, W, b, geometry, pads, needs, allow_winograd=True, allow_shifted=True):
     """y = conv2d(x (N, C, H, W), W (O, C/G, kh, kw)) + b (O,) or no bias, padded by ``pads``
     ((top, bottom), (left, right)); ``needs`` flags the gradients backward will compute
     (x's, W's; empty when nothing will). Returns y (N, O, OH, OW) and a ConvolutionContext."""
@@ -56,8 +55,8 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
     context.input_shape, context.weight_shape = x.shape, W.shape
     context.has_bias = b is not None
     pads_h, pads_w = pads
-    if not needs:
-        y = _forward_by_shifted_products(context, x, W, b)
+    if not needs and allow_shifted:
+        y = shifted.forward(context, x, W, b)
         if y is not None:
             return y, context
     context.winograd = allow_winograd and winograd.applies(
@@ -78,27 +77,6 @@ def forward(x, W, b, geometry, pads, needs, allow_winograd=True):
             threads.elementwise(_add, y, y, bias)
         return y, context
     return _forward_by_columns(context, x, W, b, needs), context
-
-
-def _forward_by_shifted_products(context, x, W, b):
-    """A forward that nothing will differentiate by the compiled shifted products
-    (native_convolution.py) where their rule takes it; None where not (nothing done)."""
-    if type(x) is not np.ndarray:
-        return None
-    geometry = context.geometry
-    plan = _shifted_plan(x.shape, W.shape, geometry, context.pads)
-    if plan is None:
-        return None
-    out_size, padded_size = plan
-    out_channels, n = W.shape[0], x.shape[0]
-    y = buffer_cache.empty(np, (out_channels, out_size[0] * out_size[1] * n), x.dtype)
-    if not native_convolution.shifted_forward(x, W, b, out_size, geometry.stride,
-                                              geometry.dilation, context.pads, False, y,
-                                              padded_size):
-        return None
-    context.winograd = context.small_image = False
-    context.out_size = out_size
-    return from_batch_last(y.reshape(out_channels, *out_size, n))
 
 
 # One image whose column matrix has at most this many elements takes convolution_small_image:
@@ -172,8 +150,16 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
     C-contiguous block that receives y batch-last (the rows of a larger batch-last buffer: a
     Concat along the channels written in place). Returns y (N, O, OH, OW), batch-last."""
     n, out_channels = x.shape[0], W.shape[0]
-    if _winograd_for_inference(x, W, geometry, pads):
-        y, _ = forward(x, W, None, geometry, pads, ())
+    fused = residual is None         # a residual is added before the ReLU, after the product
+    plan = shifted.plan_for(x.shape, W.shape, geometry, pads)
+    into = None if plan is None else shifted.forward_into(
+        x, W, b if fused else None, geometry, pads, relu and fused, out, plan)
+    if into is not None:
+        out, (out_h, out_w) = into, plan[0]
+        if fused:
+            b, relu = None, False
+    elif _winograd_for_inference(x, W, geometry, pads):
+        y, _ = forward(x, W, None, geometry, pads, (), allow_shifted=False)
         if out is not None:
             threads.copy(out.reshape(out_channels, *y.shape[2:], n), y.transpose(BATCH_LAST))
         else:
@@ -183,15 +169,7 @@ def inference_forward(x, W, b, geometry, pads, relu=False, out=None, residual=No
         out_h, out_w = geometry.output_size(x.shape[2:], pads)
         if out is None:
             out = buffer_cache.empty(np, (out_channels, out_h * out_w * n), x.dtype)
-        fused = residual is None         # a residual is added before the ReLU, after the GEMM
-        plan = _shifted_plan(x.shape, W.shape, geometry, pads)
-        if plan is not None and native_convolution.shifted_forward(
-                x, W, b if fused else None, (out_h, out_w), geometry.stride,
-                geometry.dilation, pads, relu and fused, out, plan[1]):
-            if fused:
-                b, relu = None, False
-        else:
-            b = _columns_product(x, W, b, geometry, pads, (out_h, out_w), out)
+        b = _columns_product(x, W, b, geometry, pads, (out_h, out_w), out)
     if residual is not None:
         residual = batch_last(residual).reshape(out_channels, -1)
     if b is not None or residual is not None or relu:
@@ -220,40 +198,6 @@ def _columns_product(x, W, b, geometry, pads, out_size, out):
         b = None
     np.matmul(weights, cols, out=out.reshape(groups, out_channels // groups, -1))
     return b
-
-
-@functools.lru_cache(maxsize=512)
-def _shifted_plan(x_shape, W_shape, geometry, pads):
-    """(output size, padded scratch size) where the shifted products' rule takes this
-    convolution, else None: decided once per shapes and geometry (a batch-1 forward of a few
-    microseconds of arithmetic spent as long again deciding)."""
-    out_size = geometry.output_size(x_shape[2:], pads)
-    if not _shifted_for_inference(x_shape, W_shape, geometry, out_size):
-        return None
-    return out_size, native_convolution.padded_size(x_shape, W_shape, out_size,
-                                                    geometry.stride, geometry.dilation)
-
-
-def _shifted_for_inference(x_shape, W_shape, geometry, out_size):
-    """The shifted products' rule (native_convolution.py), measured at 2 threads against the
-    columns path (benchmarks/NOTES.md, twentieth session): one group and a kernel wider than
-    one pixel (a 1x1 convolution at stride 1 reads its input as its columns already, and
-    OpenBLAS packs that GEMM better); at a stride, 64 or more products per output (a 3x3 stem
-    on 3 channels writes an output of 64 values from 27 each, a pass the GEMM's blocks store
-    faster: 1.15x at batch 8); and weights read at most 32 MiB in all, once per 32 outputs
-    of a row (512 -> 512 channels 3x3 on 7x7 at batch 8: 9.4 MB 16 times, 1.08x)."""
-    if geometry.groups != 1 or geometry.kernel == (1, 1):
-        return False
-    products = W_shape[1] * W_shape[2] * W_shape[3]
-    if geometry.stride != (1, 1) and products < 64:
-        return False
-    flat = out_size[0] * (out_size[1] + (geometry.kernel[1] - 1) * geometry.dilation[1]
-                          // geometry.stride[1]) * x_shape[0]
-    weights = W_shape[0] * products
-    return 4 * weights * -(-flat // native_convolution.TILE_COLUMNS) <= _SHIFTED_WEIGHT_TRAFFIC
-
-
-_SHIFTED_WEIGHT_TRAFFIC = 32 << 20
 
 
 def _winograd_for_inference(x, W, geometry, pads):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import autograd
-from autograd.backend import convolution, native, native_convolution
+from autograd.backend import convolution, convolution_shifted, native, native_convolution
 from autograd.geometry import ConvGeometry
 from tests.backend import native_helpers
 
@@ -116,7 +116,7 @@ def test_the_columns_path_and_the_shifted_products_agree_in_inference_forward(mo
     rows of a Concat's block, and a residual (added before the ReLU: not fused)."""
     rng = np.random.default_rng(0)
     geometry = ConvGeometry(3, padding=1)
-    real_plan = convolution._shifted_plan
+    real_plan = convolution_shifted.plan_for
     calls = native_helpers.record_calls(monkeypatch, ("shifted_convolution",))
     W = rng.standard_normal((24, 16, 3, 3)).astype(np.float32) * 0.1
     b = rng.standard_normal(24).astype(np.float32)
@@ -125,7 +125,7 @@ def test_the_columns_path_and_the_shifted_products_agree_in_inference_forward(mo
         residual = rng.standard_normal((n, 24, 13, 11)).astype(np.float32)
         results = []
         for shifted in (True, False):
-            monkeypatch.setattr(convolution, "_shifted_plan",
+            monkeypatch.setattr(convolution_shifted, "plan_for",
                                 real_plan if shifted else lambda *shapes: None)
             block = np.full((40, 13 * 11 * n), np.nan, np.float32)
             into_block = convolution.inference_forward(x, W, b, geometry, ((1, 1), (1, 1)),
@@ -199,7 +199,7 @@ def test_the_rule_for_shifted_products(n, channels, size, out_channels, kernel, 
     geometry = ConvGeometry(kernel, stride=stride, padding=kernel // 2, groups=groups)
     pad = (kernel // 2,) * 2
     out_size = geometry.output_size((size, size), (pad, pad))
-    assert convolution._shifted_for_inference(x.shape, W.shape, geometry, out_size) is taken
+    assert convolution_shifted.rule(x.shape, W.shape, geometry, out_size) is taken
 
 
 @pytest.mark.parametrize("n", [1, 8])
@@ -221,3 +221,21 @@ def test_a_forward_nothing_will_differentiate_takes_the_shifted_products(n, monk
     y = autograd.conv2d(x, W, b, padding=1)
     assert calls == [] and y.creator is not None
     np.testing.assert_allclose(y.data, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_where_winograd_applies_too_the_shifted_products_run(monkeypatch):
+    """A wide 3x3 stride-1 layer (Winograd's), in an inference step and under no_grad: the
+    shifted products first (0.75-1.0x Winograd's time, convolution_shifted.py)."""
+    from autograd.backend import winograd
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 64, 56, 56)).astype(np.float32)
+    W = rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05
+    geometry, pads = ConvGeometry(3, padding=1), ((1, 1), (1, 1))
+    assert winograd.applies(x, W, (1, 1), (1, 1), 1, (1, 1), (1, 1))
+    calls = native_helpers.record_calls(monkeypatch, ("shifted_convolution",))
+    expected, _ = reference(x, W, None, (1, 1), (1, 1), (1, 1), False)
+    y = convolution.inference_forward(x, W, None, geometry, pads, relu=True)
+    np.testing.assert_allclose(y, np.maximum(expected, 0), rtol=1e-4, atol=1e-4)
+    y, _ = convolution.forward(x, W, None, geometry, pads, ())
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+    assert calls == ["shifted_convolution"] * 2

@@ -1,0 +1,84 @@
+"""A convolution's forward that nothing will differentiate, by the compiled shifted products
+(native_convolution.py: no im2col columns, the bias and ReLU fused), and the rule that picks
+them: convolution.py asks :func:`plan_for` first, for a no_grad forward (:func:`forward`)
+and an inference step (:func:`forward_into`), then Winograd, one small image's gather, or
+the columns. The measurements behind the rule are in benchmarks/NOTES.md (twentieth
+session); against Winograd where both apply, the shifted products measured 0.75-1.00x its
+time ((1, 64, 56, 56) -> 64: 1.16 against 1.53 ms; (8, 128, 28, 28) -> 128 level).
+"""
+import functools
+
+import numpy as np
+
+from . import buffer_cache, native_convolution
+from .layout import from_batch_last
+
+__all__ = []     # used by convolution.py
+
+
+@functools.lru_cache(maxsize=512)
+def plan_for(x_shape, W_shape, geometry, pads):
+    """(output size, padded scratch size) where the shifted products' rule takes this
+    convolution, else None: decided once per shapes and geometry (a batch-1 forward of a few
+    microseconds of arithmetic spent as long again deciding)."""
+    out_size = geometry.output_size(x_shape[2:], pads)
+    if not rule(x_shape, W_shape, geometry, out_size):
+        return None
+    return out_size, native_convolution.padded_size(x_shape, W_shape, out_size,
+                                                    geometry.stride, geometry.dilation)
+
+
+def rule(x_shape, W_shape, geometry, out_size):
+    """The shifted products' rule (native_convolution.py), measured at 2 threads against the
+    columns path (benchmarks/NOTES.md, twentieth session): one group and a kernel wider than
+    one pixel (a 1x1 convolution at stride 1 reads its input as its columns already, and
+    OpenBLAS packs that GEMM better); at a stride, 64 or more products per output (a 3x3 stem
+    on 3 channels writes an output of 64 values from 27 each, a pass the GEMM's blocks store
+    faster: 1.15x at batch 8); and weights read at most 32 MiB in all, once per 32 outputs
+    of a row (512 -> 512 channels 3x3 on 7x7 at batch 8: 9.4 MB 16 times, 1.08x)."""
+    if geometry.groups != 1 or geometry.kernel == (1, 1):
+        return False
+    products = W_shape[1] * W_shape[2] * W_shape[3]
+    if geometry.stride != (1, 1) and products < 64:
+        return False
+    flat = out_size[0] * (out_size[1] + (geometry.kernel[1] - 1) * geometry.dilation[1]
+                          // geometry.stride[1]) * x_shape[0]
+    weights = W_shape[0] * products
+    return 4 * weights * -(-flat // native_convolution.TILE_COLUMNS) <= WEIGHT_TRAFFIC
+
+
+WEIGHT_TRAFFIC = 32 << 20
+
+
+def forward(context, x, W, b):
+    """A forward that nothing will differentiate by the compiled shifted products
+    (native_convolution.py) where their rule takes it; None where not (nothing done)."""
+    if type(x) is not np.ndarray:
+        return None
+    geometry = context.geometry
+    plan = plan_for(x.shape, W.shape, geometry, context.pads)
+    if plan is None:
+        return None
+    out_size, padded_size = plan
+    out_channels, n = W.shape[0], x.shape[0]
+    y = buffer_cache.empty(np, (out_channels, out_size[0] * out_size[1] * n), x.dtype)
+    if not native_convolution.shifted_forward(x, W, b, out_size, geometry.stride,
+                                              geometry.dilation, context.pads, False, y,
+                                              padded_size):
+        return None
+    context.winograd = context.small_image = False
+    context.out_size = out_size
+    return from_batch_last(y.reshape(out_channels, *out_size, n))
+
+
+def forward_into(x, W, b, geometry, pads, relu, out, plan):
+    """y (O, OH * OW * N) batch-last rows, into ``out`` where given, by the shifted products of
+    ``plan`` (:func:`plan_for`), + b, ReLU'd where ``relu``; None where the kernel does
+    not apply (nothing written)."""
+    (out_h, out_w), size = plan
+    target = (buffer_cache.empty(np, (W.shape[0], out_h * out_w * x.shape[0]), x.dtype)
+              if out is None else out)
+    if native_convolution.shifted_forward(x, W, b, (out_h, out_w), geometry.stride,
+                                          geometry.dilation, pads, relu, target, size):
+        return target
+    return None
