@@ -32,22 +32,22 @@ def rule(x_shape, W_shape, geometry, out_size):
     """The shifted products' rule (native_convolution.py), measured at 2 threads against the
     columns path (benchmarks/NOTES.md, twentieth session): one group and a kernel wider than
     one pixel (a 1x1 convolution at stride 1 reads its input as its columns already, and
-    OpenBLAS packs that GEMM better); at a stride, 64 or more products per output (a 3x3 stem
-    on 3 channels writes an output of 64 values from 27 each, a pass the GEMM's blocks store
-    faster: 1.15x at batch 8); and weights read at most 32 MiB in all, once per 32 outputs
-    of a row (512 -> 512 channels 3x3 on 7x7 at batch 8: 9.4 MB 16 times, 1.08x)."""
+    OpenBLAS packs that GEMM better), and weights that stay in a core's cache (1 MiB) or are
+    read at most 32 MiB in all, once per block of 32-output tiles of a row (512 -> 512
+    channels 3x3 on 7x7 at batch 8: 9.4 MB 16 times, 1.08x the columns' time)."""
     if geometry.groups != 1 or geometry.kernel == (1, 1):
         return False
     products = W_shape[1] * W_shape[2] * W_shape[3]
-    if geometry.stride != (1, 1) and products < 64:
-        return False
     flat = out_size[0] * (out_size[1] + (geometry.kernel[1] - 1) * geometry.dilation[1]
                           // geometry.stride[1]) * x_shape[0]
-    weights = W_shape[0] * products
-    return 4 * weights * -(-flat // native_convolution.TILE_COLUMNS) <= WEIGHT_TRAFFIC
+    tiles = -(-flat // native_convolution.TILE_COLUMNS)
+    reads = -(-tiles // native_convolution.block_of(products))
+    weight_bytes = 4 * W_shape[0] * products
+    return weight_bytes <= CACHED_WEIGHTS or weight_bytes * reads <= WEIGHT_TRAFFIC
 
 
 WEIGHT_TRAFFIC = 32 << 20
+CACHED_WEIGHTS = 1 << 20
 
 
 def forward(context, x, W, b):

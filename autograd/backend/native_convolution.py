@@ -15,8 +15,15 @@ from .native import _native, _split_threads, _takes
 __all__ = []     # used by convolution.py
 
 _FLOAT32 = np.dtype(np.float32)
-TILE_COLUMNS = 32    # the tile's width (SHIFT_COLUMNS): outputs of a row per read of the weights
+TILE_COLUMNS = 32    # the tile's width (SHIFT_COLUMNS)
 _SLACK = TILE_COLUMNS    # the last tile's runs may read that far past the end
+
+
+def block_of(products):
+    """Tiles whose outputs one read of the weights serves, for ``products`` (C * kh * kw)
+    per output: the kernel's blocks (convolution_bindings.h), their runs of the input within
+    256 KB, 1 to 16 tiles."""
+    return max(1, min(16, (1 << 16) // (products * TILE_COLUMNS)))
 
 
 def padded_size(x_shape, W_shape, out_size, stride, dilation):

@@ -185,8 +185,13 @@ def test_the_binding_names_itself_and_the_operand():
     (1, 16, 55, 64, 3, 1, 1, True),        # a SqueezeNet expand
     (1, 16, 55, 64, 3, 1, 2, False),       # groups
     (1, 16, 55, 64, 1, 1, 1, False),       # 1x1 at stride 1: its columns are its input
-    (1, 3, 224, 64, 3, 2, 1, False),       # a stride and 27 products per output
-    (1, 8, 56, 64, 3, 2, 1, True),         # a stride and 72
+    (1, 3, 224, 64, 3, 2, 1, True),        # a stride: its phases
+    (8, 64, 56, 64, 3, 1, 1, True),        # 0.15 MB of weights, cached: 271 reads
+    (8, 256, 14, 256, 3, 1, 1, False),     # 2.4 MB read 56 times: 126 MiB
+    (1, 455, 32, 64, 3, 1, 1, True),       # 1.048 MB, under 1 MiB: read 34 times
+    (1, 456, 32, 64, 3, 1, 1, False),      # 1.051 MB, past it: 34 times, 34 MiB
+    (1, 64, 30, 1024, 3, 1, 1, True),      # 2.4 MB once per block of 3 tiles: 10 reads
+    (1, 64, 37, 1024, 3, 1, 1, False),     # ... 16 reads, 36 MiB
     (1, 512, 7, 512, 3, 1, 1, True),       # 9.4 MB of weights read twice
     (8, 512, 7, 512, 3, 1, 1, False),      # ... 16 times
     (1, 512, 8, 512, 3, 1, 1, True),       # 9.4 MB 3 times: 27 MiB

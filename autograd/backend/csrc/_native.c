@@ -89,11 +89,13 @@ typedef struct {
  * each of out_height rows, of which the first valid_length = OW * N are kept. */
 #define SHIFT_ROWS 8
 #define SHIFT_COLUMNS 32
+#define SHIFT_BLOCK 16             /* flat tiles in a block at most */
 typedef struct {
     const float *weights, *padded, *bias;
     const Py_ssize_t *offsets;
     float *y;
     Py_ssize_t y_stride, out_channels, k, row_length, valid_length, out_height, row_tiles;
+    Py_ssize_t flat_tiles, block;           /* tiles of SHIFT_COLUMNS; of them in a block */
     int relu;
 } ShiftedProduct;
 

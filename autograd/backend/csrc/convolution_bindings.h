@@ -210,9 +210,15 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     job = (ShiftedProduct){(const float *)w->buf, pad.padded, bias, offsets, (float *)y->buf,
                            y->strides[0] / 4, w->shape[0], k, pad.phase_width * n,
                            out_width * n, out_height, (w->shape[0] + SHIFT_ROWS - 1)
-                                                      / SHIFT_ROWS, relu};
+                                                      / SHIFT_ROWS, 0, 0, relu};
     Py_ssize_t flat = out_height * job.row_length;
-    Py_ssize_t tasks = (flat + SHIFT_COLUMNS - 1) / SHIFT_COLUMNS * job.row_tiles;
+    job.flat_tiles = (flat + SHIFT_COLUMNS - 1) / SHIFT_COLUMNS;
+    /* a block's runs of the input (K rows of a tile's width each) within 256 KB */
+    job.block = ((Py_ssize_t)1 << 16) / (k * SHIFT_COLUMNS);
+    job.block = job.block < 1 ? 1 : job.block > SHIFT_BLOCK ? SHIFT_BLOCK : job.block;
+    if (job.block > job.flat_tiles)
+        job.block = job.flat_tiles;
+    Py_ssize_t tasks = job.flat_tiles * job.row_tiles;
     Py_BEGIN_ALLOW_THREADS
     parallel(padding_channels, &pad, shape[1], row_parts(shape[1], channel_block, threads));
     memset(pad.padded + shape[1] * channel_block, 0, sizeof(float) * SHIFT_COLUMNS);

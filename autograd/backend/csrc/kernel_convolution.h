@@ -79,15 +79,29 @@ static inline void KERNEL(shifted_store)(const ShiftedProduct *p, Py_ssize_t cha
     }
 }
 
-/* Tiles [start, stop) of the product, tile q = (flat tile q / row_tiles, channels [8 (q %
- * row_tiles), + SHIFT_ROWS)), those channels TILE_ROWS at a time: a thread's tiles share
- * their runs of the input in its cache. */
+/* Tiles [start, stop) of the product, in blocks of `block` flat tiles: within a block, each
+ * channel tile (channels [8 r, + SHIFT_ROWS), TILE_ROWS at a time) over the block's flat
+ * tiles, so that an output row is written a block's width at a time (a 3x3 stem on 3
+ * channels, batch 8: each tile stored into 64 rows at once wrote 64 streams, 5.3 ms) and
+ * the weights are read once per block; the block's runs of the input stay in the core's
+ * cache across its channel tiles. */
 static void KERNEL(shifted_products)(const ShiftedProduct *p, Py_ssize_t start,
                                      Py_ssize_t stop)
 {
     float sums[SHIFT_ROWS][SHIFT_COLUMNS];
+    Py_ssize_t per_block = p->row_tiles * p->block;
+    Py_ssize_t whole = p->flat_tiles / p->block * per_block;   /* tiles in whole blocks */
+    Py_ssize_t last = p->flat_tiles % p->block;                /* the last block's width */
     for (Py_ssize_t q = start; q < stop; q++) {
-        Py_ssize_t f = q / p->row_tiles * SHIFT_COLUMNS, first = q % p->row_tiles * SHIFT_ROWS;
+        Py_ssize_t tile, channel_tile;
+        if (q < whole) {
+            tile = q / per_block * p->block + q % p->block;
+            channel_tile = q % per_block / p->block;
+        } else {
+            tile = whole / p->row_tiles + (q - whole) % last;
+            channel_tile = (q - whole) / last;
+        }
+        Py_ssize_t f = tile * SHIFT_COLUMNS, first = channel_tile * SHIFT_ROWS;
         Py_ssize_t rows = p->out_channels - first < SHIFT_ROWS ? p->out_channels - first
                                                                : SHIFT_ROWS;
         const float *w = p->weights + first * p->k, *padded = p->padded + f;
