@@ -12,7 +12,10 @@ scattered back with one strided add per kernel offset (col2im), each along OW * 
 The bias rides in the forward GEMM (a row of ones under the columns, b as a weight column), so
 y needs no pass of its own and the dW GEMM gives db as its last column.
 
-Wide 3x3, stride-1 layers on NumPy take Winograd F(4x4, 3x3) instead (winograd.py); the rule
+A forward that nothing will differentiate (``needs`` empty, and :func:`inference_forward`)
+takes the compiled shifted products first where their rule says (convolution_shifted.py: the
+columns read in place as shifted runs of the padded input, no column matrix). Wide 3x3,
+stride-1 layers on NumPy take Winograd F(4x4, 3x3) instead (winograd.py); the rule
 that picks it is :func:`winograd.applies`. One small NumPy image (batch 1, columns of at most
 SMALL_IMAGE_COLUMNS elements) skips the batched path's layout, threads and buffer cache: its
 columns are one gather by a cached index and y one GEMM, in C order (the latency of batch 1;

@@ -140,13 +140,14 @@ def _compiled_max_pool(x, windows, with_winner):
     batch-last batch (native_pooling.pools_by_halves)."""
     if not native_pooling.takes_images(x):
         return None
-    pairs = native_pooling.tiles_by_pairs(x, windows)
-    if not with_winner and not pairs and native_pooling.pools_by_halves(x, windows):
-        pairs = True          # whole rows of the batch, as the pairs: none of the rules below
-    if not pairs and native_pooling.steps_past_lines(x):
+    # whole rows of the batch at a time (2x2 pairs, or without winners at stride 2 by
+    # halves): none of the rules below, which are about plane-by-plane pooling
+    whole_rows = native_pooling.tiles_by_pairs(x, windows) or (
+        not with_winner and native_pooling.pools_by_halves(x, windows))
+    if not whole_rows and native_pooling.steps_past_lines(x):
         return None
     outputs = windows.out_size[0] * windows.out_size[1]
-    if not with_winner and not pairs and (
+    if not with_winner and not whole_rows and (
             x.strides[3] != x.itemsize or outputs < _SEPARABLE_MIN_PLANE and (
                 x.shape[0] * x.shape[1] * outputs > _SEPARABLE_MAX_TINY_OUTPUTS)):
         return None

@@ -129,8 +129,8 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     }
     int kernel_height = (int)w->shape[2], kernel_width = (int)w->shape[3];
     if (check_windows_of(kernel, kernel_height, kernel_width, stride_height, stride_width,
-                         dilation_height,
-                         dilation_width, top, left, out_height, out_width, 1) < 0)
+                         dilation_height, dilation_width, top, left, out_height, out_width,
+                         1) < 0)
         goto fail;
     if (w->shape[0] < 1 || shape[0] < 1 || shape[1] < 1) {
         PyErr_Format(PyExc_ValueError, "%s: expected at least one image, channel and output "
