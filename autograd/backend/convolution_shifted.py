@@ -7,6 +7,7 @@ session); against Winograd where both apply, the shifted products measured 0.75-
 time ((1, 64, 56, 56) -> 64: 1.16 against 1.53 ms; (8, 128, 28, 28) -> 128 level).
 """
 import functools
+import math
 
 import numpy as np
 
@@ -30,12 +31,18 @@ def plan_for(x_shape, W_shape, geometry, pads):
 
 def rule(x_shape, W_shape, geometry, out_size):
     """The shifted products' rule (native_convolution.py), measured at 2 threads against the
-    columns path (benchmarks/NOTES.md, twentieth session): one group and a kernel wider than
-    one pixel (a 1x1 convolution at stride 1 reads its input as its columns already, and
-    OpenBLAS packs that GEMM better), and weights that stay in a core's cache (1 MiB) or are
-    read at most 32 MiB in all, once per block of 32-output tiles of a row (512 -> 512
-    channels 3x3 on 7x7 at batch 8: 9.4 MB 16 times, 1.08x the columns' time)."""
-    if geometry.groups != 1 or geometry.kernel == (1, 1):
+    columns path (benchmarks/NOTES.md, twentieth session): one group; a 1x1 kernel only at
+    stride 1 and unpadded (its input read in place: 0.62-0.99x the GEMM's time), with 32
+    output channels or more unless its input stays in a core's cache (16 from 128 channels on
+    55x55 at batch 8 read 12 MB of input for every two tiles of 8 channels: 1.39x); and
+    weights that stay in a core's cache (1 MiB) or are read at most 32 MiB in all, once per
+    block of 32-output tiles of a row (512 -> 512 channels 3x3 on 7x7 at batch 8: 9.4 MB 16
+    times, 1.08x the columns' time)."""
+    if geometry.groups != 1:
+        return False
+    if geometry.kernel == (1, 1) and (
+            geometry.stride != (1, 1) or tuple(out_size) != tuple(x_shape[2:])
+            or (W_shape[0] < 32 and 4 * math.prod(x_shape) > CACHED_INPUT)):
         return False
     products = W_shape[1] * W_shape[2] * W_shape[3]
     flat = out_size[0] * (out_size[1] + (geometry.kernel[1] - 1) * geometry.dilation[1]
@@ -48,6 +55,7 @@ def rule(x_shape, W_shape, geometry, out_size):
 
 WEIGHT_TRAFFIC = 32 << 20
 CACHED_WEIGHTS = 1 << 20
+CACHED_INPUT = 2 << 20
 
 
 def forward(context, x, W, b):

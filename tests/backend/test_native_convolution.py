@@ -184,7 +184,12 @@ def test_the_binding_names_itself_and_the_operand():
 @pytest.mark.parametrize("n, channels, size, out_channels, kernel, stride, groups, taken", [
     (1, 16, 55, 64, 3, 1, 1, True),        # a SqueezeNet expand
     (1, 16, 55, 64, 3, 1, 2, False),       # groups
-    (1, 16, 55, 64, 1, 1, 1, False),       # 1x1 at stride 1: its columns are its input
+    (1, 16, 55, 64, 1, 1, 1, True),        # 1x1 at stride 1: its input read in place
+    (1, 16, 56, 64, 1, 2, 1, False),       # ... not at a stride
+    (8, 128, 55, 16, 1, 1, 1, False),      # 16 output channels, 12.4 MB of input
+    (1, 128, 55, 16, 1, 1, 1, True),       # ... 1.5 MB, in the cache
+    (1, 128, 65, 31, 1, 1, 1, False),      # 31 channels, 2.16 MB
+    (1, 128, 65, 32, 1, 1, 1, True),       # 32
     (1, 3, 224, 64, 3, 2, 1, True),        # a stride: its phases
     (8, 64, 56, 64, 3, 1, 1, True),        # 0.15 MB of weights, cached: 271 reads
     (8, 256, 14, 256, 3, 1, 1, False),     # 2.4 MB read 56 times: 126 MiB
@@ -244,3 +249,50 @@ def test_where_winograd_applies_too_the_shifted_products_run(monkeypatch):
     y, _ = convolution.forward(x, W, None, geometry, pads, ())
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
     assert calls == ["shifted_convolution"] * 2
+
+
+@pytest.mark.parametrize("n, size, layout", [
+    (1, 5, "plain"), (1, 8, "plain"), (3, 5, "batch last"), (4, 4, "batch last"),
+    (2, 6, "channels last"), (1, 7, "sliced"), (2, 5, "every other column"),
+    (1, 6, "cropped rows")])
+def test_a_1x1_kernel_reads_its_input_in_place(n, size, layout, instruction_set):
+    """Stride 1, unpadded: x read in place where its channels are dense planes (one image, a
+    batch-last batch, a slice of its channels), the last tile's runs copied (flat lengths of
+    25 to 64 values: a whole tile, or one past); copied first otherwise (channels last, rows
+    apart, images apart)."""
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal((n, 9, size, size)).astype(np.float32)
+    if layout == "sliced":               # channels 2..7 of a C-order image: planes apart
+        x = x[:, 2:8]
+    elif layout == "cropped rows":       # rows 9 apart, 6 wide: copied
+        wide = np.zeros((n, 9, size, size + 3), np.float32)
+        wide[..., :size] = x
+        x = wide[..., :size]
+    elif layout == "every other column":  # a pixel step of 2 = N, the images apart: copied
+        wide = np.zeros((n, 9, size, 2 * size), np.float32)
+        wide[..., ::2] = x
+        x = wide[..., ::2]
+    elif layout != "plain":
+        x = laid_out(x, layout)
+    W = rng.standard_normal((11, x.shape[1], 1, 1)).astype(np.float32)
+    b = rng.standard_normal(11).astype(np.float32)
+    y, around = run(x, W, b, (0, 0), (0, 0), (1, 1), True, (1, 1))
+    expected, scale = reference(x, W, b, (0, 0), (0, 0), (1, 1), True)
+    assert np.all(np.abs(y - expected) <= 4 * x.shape[1] * 2.0 ** -24 * scale + 1e-30)
+    assert np.isnan(around).all()
+
+
+def test_y_over_x_itself_is_computed_from_a_copy():
+    """A 1x1 convolution whose output (16 channels) overwrites its own input (4 channels, the
+    first rows of the same memory): x is copied first rather than read in place while the
+    first channel tile's rows are written over it."""
+    rng = np.random.default_rng(3)
+    memory = rng.standard_normal(16 * 64).astype(np.float32)
+    x = memory[:4 * 64].reshape(1, 4, 8, 8)
+    W = rng.standard_normal((16, 4, 1, 1)).astype(np.float32)
+    expected, _ = reference(x.copy(), W, None, (0, 0), (0, 0), (1, 1), False)
+    padded = np.empty(native_convolution.padded_size(x.shape, W.shape, (8, 8), (1, 1),
+                                                     (1, 1)), np.float32)
+    native._native.shifted_convolution(x, W, None, memory.reshape(16, 64), padded, 1, 1, 0,
+                                       0, 1, 1, 8, 8, False, 1)
+    np.testing.assert_allclose(memory.reshape(1, 16, 8, 8), expected, rtol=1e-5, atol=1e-5)

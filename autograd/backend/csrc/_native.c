@@ -96,6 +96,8 @@ typedef struct {
     float *y;
     Py_ssize_t y_stride, out_channels, k, row_length, valid_length, out_height, row_tiles;
     Py_ssize_t flat_tiles, block;           /* tiles of SHIFT_COLUMNS; of them in a block */
+    const float *tail;                      /* the last tile's runs where x is read in place */
+    const Py_ssize_t *tail_offsets;
     int relu;
 } ShiftedProduct;
 

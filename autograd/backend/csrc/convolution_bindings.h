@@ -190,7 +190,16 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
             goto fail;
         }
     Py_ssize_t k = shape[1] * kernel_height * kernel_width;
-    offsets = PyMem_Malloc(sizeof(Py_ssize_t) * k);
+    /* A 1x1 kernel at stride 1 on an unpadded x whose channels are dense (C, H, W, N) planes
+     * (one image, or batch-last): x is its own padded copy, read in place, but for the last
+     * tile's runs, copied (they would end past x). */
+    const Py_ssize_t *s = pad.x_strides;
+    int in_place = kernel_height == 1 && kernel_width == 1 && stride_height == 1
+        && stride_width == 1 && top == 0 && left == 0 && out_height == shape[2]
+        && out_width == shape[3] && s[3] == n && s[2] == shape[3] * n
+        && (n == 1 || s[0] == 1) && s[1] >= shape[2] * s[2] && !views_overlap(y, &views[0]);
+    offsets = PyMem_Malloc(sizeof(Py_ssize_t) * k * (in_place ? 2 : 1)
+                           + (in_place ? sizeof(float) * k * SHIFT_COLUMNS : 0));
     if (offsets == NULL) {
         PyErr_NoMemory();
         goto fail;
@@ -201,18 +210,31 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
                 Py_ssize_t down = (Py_ssize_t)i * dilation_height;
                 Py_ssize_t across = (Py_ssize_t)j * dilation_width;
                 Py_ssize_t phase = (down % stride_height) * stride_width + across % stride_width;
-                offsets[p++] = c * channel_block + phase * plane
-                               + (down / stride_height * pad.phase_width
-                                  + across / stride_width) * n;
+                offsets[p++] = in_place ? c * s[1]
+                    : c * channel_block + phase * plane
+                      + (down / stride_height * pad.phase_width + across / stride_width) * n;
             }
     pad.x = (const float *)views[0].buf;
     pad.padded = (float *)views[4].buf;
     job = (ShiftedProduct){(const float *)w->buf, pad.padded, bias, offsets, (float *)y->buf,
                            y->strides[0] / 4, w->shape[0], k, pad.phase_width * n,
                            out_width * n, out_height, (w->shape[0] + SHIFT_ROWS - 1)
-                                                      / SHIFT_ROWS, 0, 0, relu};
+                                                      / SHIFT_ROWS, 0, 0, NULL, NULL, relu};
     Py_ssize_t flat = out_height * job.row_length;
     job.flat_tiles = (flat + SHIFT_COLUMNS - 1) / SHIFT_COLUMNS;
+    if (in_place) {
+        Py_ssize_t *tail_offsets = offsets + k, last = (job.flat_tiles - 1) * SHIFT_COLUMNS;
+        float *tail = (float *)(tail_offsets + k);
+        for (Py_ssize_t c = 0; c < k; c++) {
+            tail_offsets[c] = c * SHIFT_COLUMNS;
+            for (Py_ssize_t q = 0; q < SHIFT_COLUMNS; q++)
+                tail[c * SHIFT_COLUMNS + q] = last + q < flat ? pad.x[offsets[c] + last + q]
+                                                              : 0.0f;
+        }
+        job.padded = pad.x;
+        job.tail = tail;
+        job.tail_offsets = tail_offsets;
+    }
     /* a block's runs of the input (K rows of a tile's width each) within 256 KB */
     job.block = ((Py_ssize_t)1 << 16) / (k * SHIFT_COLUMNS);
     job.block = job.block < 1 ? 1 : job.block > SHIFT_BLOCK ? SHIFT_BLOCK : job.block;
@@ -220,8 +242,11 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         job.block = job.flat_tiles;
     Py_ssize_t tasks = job.flat_tiles * job.row_tiles;
     Py_BEGIN_ALLOW_THREADS
-    parallel(padding_channels, &pad, shape[1], row_parts(shape[1], channel_block, threads));
-    memset(pad.padded + shape[1] * channel_block, 0, sizeof(float) * SHIFT_COLUMNS);
+    if (!in_place) {
+        parallel(padding_channels, &pad, shape[1], row_parts(shape[1], channel_block,
+                                                             threads));
+        memset(pad.padded + shape[1] * channel_block, 0, sizeof(float) * SHIFT_COLUMNS);
+    }
     parallel(shifted_tiles, &job, tasks, tasks < threads ? (int)tasks : threads);
     Py_END_ALLOW_THREADS
     PyMem_Free(offsets);

@@ -44,9 +44,12 @@ static inline void KERNEL(shifted_store)(const ShiftedProduct *p, Py_ssize_t cha
     float bias = p->bias != NULL ? p->bias[channel] : 0.0f;
     float *restrict y = p->y + channel * p->y_stride;
     Py_ssize_t oh = f / p->row_length, column = f - oh * p->row_length;
-    if (column + SHIFT_COLUMNS <= p->valid_length) {
-        /* the whole tile inside one row's kept columns (most tiles of a wide image): whole
-         * vectors, where the runs' loops below have remainders */
+    Py_ssize_t total = p->out_height * p->row_length;
+    if (column + SHIFT_COLUMNS <= p->valid_length
+            || (p->row_length == p->valid_length && f + SHIFT_COLUMNS <= total)) {
+        /* the whole tile inside one row's kept columns (most tiles of a wide image), or in
+         * rows that keep every column (a 1x1 kernel's): whole vectors, where the runs' loops
+         * below have remainders */
         float *restrict target = y + oh * p->valid_length + column;
         if (p->relu)
             for (int q = 0; q < SHIFT_COLUMNS; q++) {
@@ -58,7 +61,7 @@ static inline void KERNEL(shifted_store)(const ShiftedProduct *p, Py_ssize_t cha
                 target[q] = sum[q] + bias;
         return;
     }
-    Py_ssize_t end = f + SHIFT_COLUMNS, total = p->out_height * p->row_length;
+    Py_ssize_t end = f + SHIFT_COLUMNS;
     if (end > total)
         end = total;
     for (Py_ssize_t oh = f / p->row_length, start = f; start < end; oh++) {
@@ -105,12 +108,17 @@ static void KERNEL(shifted_products)(const ShiftedProduct *p, Py_ssize_t start,
         Py_ssize_t rows = p->out_channels - first < SHIFT_ROWS ? p->out_channels - first
                                                                : SHIFT_ROWS;
         const float *w = p->weights + first * p->k, *padded = p->padded + f;
+        const Py_ssize_t *offsets = p->offsets;
+        if (p->tail != NULL && tile == p->flat_tiles - 1) {
+            padded = p->tail;            /* its runs copied: in place they end past x */
+            offsets = p->tail_offsets;
+        }
         Py_ssize_t r = 0;
         for (; r + TILE_ROWS <= rows; r += TILE_ROWS)
-            KERNEL(shifted_tile_of)(TILE_ROWS, p->k, w + r * p->k, p->k, padded, p->offsets,
+            KERNEL(shifted_tile_of)(TILE_ROWS, p->k, w + r * p->k, p->k, padded, offsets,
                                     sums + r);
         for (; r < rows; r++)
-            KERNEL(shifted_tile_of)(1, p->k, w + r * p->k, p->k, padded, p->offsets, sums + r);
+            KERNEL(shifted_tile_of)(1, p->k, w + r * p->k, p->k, padded, offsets, sums + r);
         for (r = 0; r < rows; r++)
             KERNEL(shifted_store)(p, first + r, f, sums[r]);
     }
