@@ -19,14 +19,14 @@ __all__ = []     # used by convolution.py
 
 @functools.lru_cache(maxsize=512)
 def plan_for(x_shape, W_shape, geometry, pads):
-    """(output size, padded scratch size) where the shifted products' rule takes this
-    convolution, else None: decided once per shapes and geometry (a batch-1 forward of a few
-    microseconds of arithmetic spent as long again deciding)."""
+    """(output size, the kernel's scratch: native_convolution.scratch_of) where the shifted
+    products' rule takes this convolution, else None: decided once per shapes and geometry
+    (a batch-1 forward of a few microseconds of arithmetic spent as long again deciding)."""
     out_size = geometry.output_size(x_shape[2:], pads)
     if not rule(x_shape, W_shape, geometry, out_size):
         return None
-    return out_size, native_convolution.padded_size(x_shape, W_shape, out_size,
-                                                    geometry.stride, geometry.dilation)
+    return out_size, native_convolution.scratch_of(x_shape, W_shape, out_size,
+                                                   geometry.stride, geometry.dilation)
 
 
 def rule(x_shape, W_shape, geometry, out_size):
@@ -67,12 +67,12 @@ def forward(context, x, W, b):
     plan = plan_for(x.shape, W.shape, geometry, context.pads)
     if plan is None:
         return None
-    out_size, padded_size = plan
+    out_size, scratch = plan
     out_channels, n = W.shape[0], x.shape[0]
     y = buffer_cache.empty(np, (out_channels, out_size[0] * out_size[1] * n), x.dtype)
     if not native_convolution.shifted_forward(x, W, b, out_size, geometry.stride,
                                               geometry.dilation, context.pads, False, y,
-                                              padded_size):
+                                              scratch):
         return None
     context.winograd = context.small_image = False
     context.out_size = out_size
@@ -83,10 +83,10 @@ def forward_into(x, W, b, geometry, pads, relu, out, plan):
     """y (O, OH * OW * N) batch-last rows, into ``out`` where given, by the shifted products of
     ``plan`` (:func:`plan_for`), + b, ReLU'd where ``relu``; None where the kernel does
     not apply (nothing written)."""
-    (out_h, out_w), size = plan
+    (out_h, out_w), scratch = plan
     target = (buffer_cache.empty(np, (W.shape[0], out_h * out_w * x.shape[0]), x.dtype)
               if out is None else out)
     if native_convolution.shifted_forward(x, W, b, (out_h, out_w), geometry.stride,
-                                          geometry.dilation, pads, relu, target, size):
+                                          geometry.dilation, pads, relu, target, scratch):
         return target
     return None

@@ -26,31 +26,57 @@ def block_of(products):
     return max(1, min(16, (1 << 16) // (products * TILE_COLUMNS)))
 
 
+def compact(x_shape, W_shape, out_size, stride, dilation):
+    """Whether the kernel builds the columns themselves (im2col) rather than read the padded
+    input at shifts, each output row's dropped columns computed too: where that saves an
+    eighth of the tiles or more and there are 64 outputs or more in all (ONNX SqueezeNet's
+    13x13 layers, 6 tiles against 7: its batch-1 forward 0.96-0.99x; ResNet-50's 14x14 ones
+    are 7 tiles either way, and built their columns for nothing: 1.02x; a 4x4 output at
+    batch 1, 16 outputs, took 1.5x as long with the columns' copy)."""
+    outputs = out_size[0] * out_size[1] * x_shape[0]
+    phase_w = out_size[1] + (W_shape[3] - 1) * dilation[1] // stride[1]
+    shifted = -(-out_size[0] * phase_w * x_shape[0] // TILE_COLUMNS)
+    built = -(-outputs // TILE_COLUMNS)
+    return outputs >= 64 and 8 * (shifted - built) >= shifted
+
+
 def padded_size(x_shape, W_shape, out_size, stride, dilation):
     """The values of :func:`shifted_forward`'s scratch: the padded input split into its
-    stride's phases (convolution_bindings.h), and the tile's slack."""
+    stride's phases (convolution_bindings.h), or the columns where :func:`compact`, and the
+    tile's slack."""
     n, channels = x_shape[:2]
+    if compact(x_shape, W_shape, out_size, stride, dilation):
+        return channels * W_shape[2] * W_shape[3] * out_size[0] * out_size[1] * n + _SLACK
     phase_h = out_size[0] + (W_shape[2] - 1) * dilation[0] // stride[0]
     phase_w = out_size[1] + (W_shape[3] - 1) * dilation[1] // stride[1]
     return channels * stride[0] * stride[1] * phase_h * phase_w * n + _SLACK
 
 
-def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, size=None):
+def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, scratch=None):
     """``out`` (O, OH * OW * N), batch-last rows with contiguous columns, = conv2d(x, W) with
     one group, + b (O,) where given, then max(·, 0) where ``relu``: x (N, C, H, W)
     float32 NumPy in any layout, W (O, C, kh, kw), ``pads`` ((top, bottom), (left, right)),
-    ``size`` :func:`padded_size`'s (computed where not given). True, or None where the kernel
-    does not apply (not float32 NumPy arrays, switched off, an empty output or input)."""
+    ``scratch`` (:func:`padded_size`, :func:`compact`) where the caller has them. True, or
+    None where the kernel does not apply (not float32 NumPy arrays, switched off, an empty
+    output or input)."""
     if not (_takes((x, W), 4, any_layout=True) and type(out) is np.ndarray
             and out.dtype == _FLOAT32
             and (b is None or (type(b) is np.ndarray and b.dtype == _FLOAT32))
             and out.size and x.shape[1]):
         return None
-    if size is None:
-        size = padded_size(x.shape, W.shape, out_size, stride, dilation)
+    if scratch is None:
+        scratch = scratch_of(x.shape, W.shape, out_size, stride, dilation)
+    size, columns = scratch
     padded = buffer_cache.empty(np, (size,), _FLOAT32)
     _native.shifted_convolution(
         x, W if W.flags.c_contiguous else np.ascontiguousarray(W),
         None if b is None else b.reshape(-1), out, padded, stride[0], stride[1], pads[0][0],
-        pads[1][0], dilation[0], dilation[1], out_size[0], out_size[1], relu, _split_threads())
+        pads[1][0], dilation[0], dilation[1], out_size[0], out_size[1], relu, _split_threads(),
+        columns)
     return True
+
+
+def scratch_of(x_shape, W_shape, out_size, stride, dilation):
+    """(:func:`padded_size`, :func:`compact`) of a convolution."""
+    return (padded_size(x_shape, W_shape, out_size, stride, dilation),
+            compact(x_shape, W_shape, out_size, stride, dilation))

@@ -51,9 +51,11 @@ def reference(x, W, b, pads_h, pads_w, dilation, relu, stride=(1, 1)):
     return (np.maximum(y, 0) if relu else y), scale
 
 
-def run(x, W, b, pads_h, pads_w, dilation, relu, rows_around=(0, 0), stride=(1, 1)):
+def run(x, W, b, pads_h, pads_w, dilation, relu, rows_around=(0, 0), stride=(1, 1),
+        columns=None):
     """y from the kernel as (N, O, OH, OW), written into rows of a larger NaN block (the rows
-    around it returned to be checked)."""
+    around it returned to be checked); by the im2col columns or the shifted runs as
+    ``columns`` says (None: as native_convolution.compact says)."""
     kernel_h, kernel_w = W.shape[2:]
     out_h = output_size(x.shape[2], pads_h, kernel_h, stride[0], dilation[0])
     out_w = output_size(x.shape[3], pads_w, kernel_w, stride[1], dilation[1])
@@ -61,8 +63,15 @@ def run(x, W, b, pads_h, pads_w, dilation, relu, rows_around=(0, 0), stride=(1, 
     block = np.full((rows_around[0] + out_channels + rows_around[1], out_h * out_w * n),
                     np.nan, np.float32)
     out = block[rows_around[0]:rows_around[0] + out_channels]
+    scratch = None
+    if columns is not None:          # room for either: the phases, or the columns
+        phases = (x.shape[1] * stride[0] * stride[1] * n
+                  * (out_h + (kernel_h - 1) * dilation[0] // stride[0])
+                  * (out_w + (kernel_w - 1) * dilation[1] // stride[1]))
+        size = max(phases, x.shape[1] * kernel_h * kernel_w * out_h * out_w * n) + 32
+        scratch = (size, columns)
     assert native_convolution.shifted_forward(x, W, b, (out_h, out_w), stride, dilation,
-                                              (pads_h, pads_w), relu, out)
+                                              (pads_h, pads_w), relu, out, scratch)
     around = np.concatenate([block[:rows_around[0]], block[rows_around[0] + out_channels:]])
     return out.reshape(out_channels, out_h, out_w, n).transpose(3, 0, 1, 2), around
 
@@ -84,6 +93,7 @@ def test_shifted_products_match_the_definition(data, instruction_set):
     with_bias, relu = data.draw(st.booleans()), data.draw(st.booleans())
     threads = data.draw(st.sampled_from([1, 3]))
     rows_around = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+    columns = data.draw(st.sampled_from([None, True, False]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
     x = laid_out(rng.standard_normal((n, c, h, w)).astype(np.float32), layout)
     W = rng.standard_normal((out_channels, c, *kernel)).astype(np.float32)
@@ -91,7 +101,7 @@ def test_shifted_products_match_the_definition(data, instruction_set):
     previous = autograd.get_num_threads()
     autograd.set_num_threads(threads)
     try:
-        y, around = run(x, W, b, pads_h, pads_w, dilation, relu, rows_around, stride)
+        y, around = run(x, W, b, pads_h, pads_w, dilation, relu, rows_around, stride, columns)
     finally:
         autograd.set_num_threads(previous)
     expected, scale = reference(x, W, b, pads_h, pads_w, dilation, relu, stride)
@@ -159,21 +169,22 @@ def test_the_binding_names_itself_and_the_operand():
     x = np.ones((1, 2, 5, 5), np.float32)
     W = np.ones((3, 2, 3, 3), np.float32)
     y = np.empty((3, 25), np.float32)
-    padded = np.empty(2 * 7 * 7 + 32, np.float32)
-    call(x, W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1)
+    size = native_convolution.padded_size(x.shape, W.shape, (5, 5), (1, 1), (1, 1))
+    padded = np.empty(size, np.float32)
+    call(x, W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False)
     assert np.all(y[:, 6] == 18)                    # an inner pixel: 2 channels x 9 ones
     cases = [
-        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "weights"),
-        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "y as a float32"),
-        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "padded as a"),
-        ((x, W, None, y, padded, 1, 1, -1, 1, 1, 1, 5, 5, False, 1), "non-negative pads"),
-        ((x, W, None, y, padded, 0, 1, 1, 1, 1, 1, 5, 5, False, 1), "positive kernel, stride"),
-        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1), "bias of 3"),
-        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1),
+        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "weights"),
+        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "y as a float32"),
+        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "padded as a"),
+        ((x, W, None, y, padded, 1, 1, -1, 1, 1, 1, 5, 5, False, 1, False), "non-negative pads"),
+        ((x, W, None, y, padded, 0, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "positive kernel, stride"),
+        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "bias of 3"),
+        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False),
          "must not overlap"),
-        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1),
+        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False),
          "must not overlap"),
-        ((x, W, None, y, np.empty((2, 81), np.float32)[:, :65], 1, 1, 1, 1, 1, 1, 5, 5, False, 1),
+        ((x, W, None, y, np.empty((2, size), np.float32)[:, :size - 1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False),
          "padded"),
     ]
     for arguments, message in cases:
@@ -294,5 +305,20 @@ def test_y_over_x_itself_is_computed_from_a_copy():
     padded = np.empty(native_convolution.padded_size(x.shape, W.shape, (8, 8), (1, 1),
                                                      (1, 1)), np.float32)
     native._native.shifted_convolution(x, W, None, memory.reshape(16, 64), padded, 1, 1, 0,
-                                       0, 1, 1, 8, 8, False, 1)
+                                       0, 1, 1, 8, 8, False, 1, False)
     np.testing.assert_allclose(memory.reshape(1, 16, 8, 8), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n, out, taken", [
+    (1, (13, 13), True),      # 169 outputs: 6 tiles of 32, against 7 with 2 of 15 dropped
+    (8, (13, 13), False),     # 43 against 49: less than an eighth
+    (1, (14, 14), False),     # 196: 7 tiles either way
+    (1, (16, 14), True),      # 7 against 8: an eighth
+    (1, (16, 16), False),     # 8 against 9
+    (4, (4, 4), True),        # 2 against 3, 64 outputs
+    (2, (5, 5), False),       # 2 against 3, but 50 outputs
+])
+def test_the_rule_for_building_the_columns(n, out, taken):
+    """3x3 kernels: each output row computes 2 columns more when the input is read at
+    shifts."""
+    assert native_convolution.compact((n, 3) + out, (4, 3, 3, 3), out, (1, 1), (1, 1)) is taken

@@ -371,8 +371,9 @@ static PyMethodDef methods[] = {
     {"softmax_cross_entropy", softmax_cross_entropy, METH_VARARGS,
      "softmax_cross_entropy(x, probabilities, targets, losses): softmax and loss of each row"},
     {"shifted_convolution", shifted_convolution, METH_VARARGS,
-     "shifted_convolution(x, weights, bias or None, y, padded, top, left, dilation_h, "
-     "dilation_w, out_h, out_w, relu, threads): a stride-1 convolution without columns"},
+     "shifted_convolution(x, weights, bias or None, y, padded, stride_h, stride_w, top, "
+     "left, dilation_h, dilation_w, out_h, out_w, relu, threads, compact): a convolution "
+     "without a column matrix"},
     {"set_instruction_set", set_instruction_set, METH_O,
      "set_instruction_set(name): use the kernels built for 'generic', 'avx2' or 'avx512'"},
     {"get_instruction_set", get_instruction_set, METH_NOARGS,

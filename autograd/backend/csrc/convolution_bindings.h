@@ -90,22 +90,23 @@ static int views_overlap(const Py_buffer *a, const Py_buffer *b)
 }
 
 /* shifted_convolution(x, weights, bias or None, y, padded, stride_h, stride_w, top, left,
- * dilation_h, dilation_w, out_h, out_w, relu, threads): y = conv2d(x, weights) + bias (then
- * max(y, 0) where relu), groups 1: x (N, C, H, W) float32 in any layout, weights
+ * dilation_h, dilation_w, out_h, out_w, relu, threads, compact): y = conv2d(x, weights)
+ * + bias (then max(y, 0) where relu), groups 1: x (N, C, H, W) float32 in any layout, weights
  * (O, C, kh, kw) C-contiguous, y (O, out_h * out_w * N) batch-last with contiguous rows,
  * padded a C-contiguous float32 scratch of C * s_h * s_w * Hq * Wq * N + SHIFT_COLUMNS values
- * or more (Hq = out_h + (kh - 1) dh / s_h, Wq likewise); zeros past the input's bottom and
- * right, whatever the output size asks */
+ * or more (Hq = out_h + (kh - 1) dh / s_h, Wq likewise; with compact, C kh kw rows of
+ * out_h out_w N); zeros past the input's bottom and right, whatever the output size asks */
 static PyObject *shifted_convolution(PyObject *self, PyObject *args)
 {
     const char *kernel = "shifted_convolution";
     PyObject *x_object, *weights_object, *bias_object, *y_object, *padded_object;
     int stride_height, stride_width, top, left, dilation_height, dilation_width, relu, threads;
+    int compact;
     Py_ssize_t out_height, out_width;
-    if (!PyArg_ParseTuple(args, "OOOOOiiiiiinnpi:shifted_convolution", &x_object,
+    if (!PyArg_ParseTuple(args, "OOOOOiiiiiinnpip:shifted_convolution", &x_object,
                           &weights_object, &bias_object, &y_object, &padded_object,
                           &stride_height, &stride_width, &top, &left, &dilation_height,
-                          &dilation_width, &out_height, &out_width, &relu, &threads))
+                          &dilation_width, &out_height, &out_width, &relu, &threads, &compact))
         return NULL;
     Py_buffer views[5];                 /* x, weights, bias, y, padded */
     int taken = 0;
@@ -175,7 +176,11 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         goto fail;
     }
     taken = 5;
-    Py_ssize_t needed = shape[1] * channel_block + SHIFT_COLUMNS;
+    /* With `compact` the columns themselves are built (im2col, columns_bindings.h) and read
+     * as runs: no dropped columns, for one copy of the input kh kw times (the caller's rule:
+     * small images, native_convolution.compact) */
+    Py_ssize_t length = out_height * out_width * n, k = shape[1] * kernel_height * kernel_width;
+    Py_ssize_t needed = (compact ? k * length : shape[1] * channel_block) + SHIFT_COLUMNS;
     if (views[4].itemsize != 4 || strcmp(views[4].format, "f") != 0
             || views[4].len < 4 * needed) {
         PyErr_Format(PyExc_ValueError, "%s: expected padded as a C-contiguous float32 array of "
@@ -189,12 +194,11 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
                          kernel);
             goto fail;
         }
-    Py_ssize_t k = shape[1] * kernel_height * kernel_width;
     /* A 1x1 kernel at stride 1 on an unpadded x whose channels are dense (C, H, W, N) planes
      * (one image, or batch-last): x is its own padded copy, read in place, but for the last
      * tile's runs, copied (they would end past x). */
     const Py_ssize_t *s = pad.x_strides;
-    int in_place = kernel_height == 1 && kernel_width == 1 && stride_height == 1
+    int in_place = !compact && kernel_height == 1 && kernel_width == 1 && stride_height == 1
         && stride_width == 1 && top == 0 && left == 0 && out_height == shape[2]
         && out_width == shape[3] && s[3] == n && s[2] == shape[3] * n
         && (n == 1 || s[0] == 1) && s[1] >= shape[2] * s[2] && !views_overlap(y, &views[0]);
@@ -210,9 +214,10 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
                 Py_ssize_t down = (Py_ssize_t)i * dilation_height;
                 Py_ssize_t across = (Py_ssize_t)j * dilation_width;
                 Py_ssize_t phase = (down % stride_height) * stride_width + across % stride_width;
-                offsets[p++] = in_place ? c * s[1]
+                offsets[p] = in_place ? c * s[1] : compact ? p * length
                     : c * channel_block + phase * plane
                       + (down / stride_height * pad.phase_width + across / stride_width) * n;
+                p++;
             }
     pad.x = (const float *)views[0].buf;
     pad.padded = (float *)views[4].buf;
@@ -220,7 +225,15 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
                            y->strides[0] / 4, w->shape[0], k, pad.phase_width * n,
                            out_width * n, out_height, (w->shape[0] + SHIFT_ROWS - 1)
                                                       / SHIFT_ROWS, 0, 0, NULL, NULL, relu};
-    Py_ssize_t flat = out_height * job.row_length;
+    Columns columns = {pad.x, {s[0], s[1], s[2], s[3]}, n, shape[1], shape[2], shape[3],
+                       out_height, out_width, kernel_height, kernel_width, stride_height,
+                       stride_width, dilation_height, dilation_width, top, left, pad.padded,
+                       k, k * length, 0};
+    if (compact) {                      /* one row of all the outputs, every column kept */
+        job.row_length = job.valid_length = length;
+        job.out_height = 1;
+    }
+    Py_ssize_t flat = job.out_height * job.row_length;
     job.flat_tiles = (flat + SHIFT_COLUMNS - 1) / SHIFT_COLUMNS;
     if (in_place) {
         Py_ssize_t *tail_offsets = offsets + k, last = (job.flat_tiles - 1) * SHIFT_COLUMNS;
@@ -242,7 +255,10 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         job.block = job.flat_tiles;
     Py_ssize_t tasks = job.flat_tiles * job.row_tiles;
     Py_BEGIN_ALLOW_THREADS
-    if (!in_place) {
+    if (compact) {
+        parallel(columns_rows, &columns, k, row_parts(k, length, threads));
+        memset(pad.padded + k * length, 0, sizeof(float) * SHIFT_COLUMNS);
+    } else if (!in_place) {
         parallel(padding_channels, &pad, shape[1], row_parts(shape[1], channel_block,
                                                              threads));
         memset(pad.padded + shape[1] * channel_block, 0, sizeof(float) * SHIFT_COLUMNS);
