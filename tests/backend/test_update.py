@@ -116,6 +116,30 @@ def adam_reference(p, gradients, lr, beta_1, beta_2, epsilon, weight_decay, deco
     return p, m, v
 
 
+def cancelled(p, gradients, lr, weight_decay, decoupled):
+    """The elements whose L2-regularised gradient g + wd p cancels at some step (below 1e-5 of
+    |g| + wd |p|, along adam_reference's float64 path): there the float32 rounding of that sum
+    moves the step by up to lr * 1e-3 (a 1e-7 sum against epsilon 1e-8), in any float32
+    implementation, so they are compared to that bound and the rest to float32's."""
+    mask = np.zeros(p.shape, bool)
+    if decoupled or not weight_decay:
+        return mask
+    p = p.astype(np.float64)
+    m = v = np.zeros_like(p)
+    for t, g in enumerate(gradients, start=1):
+        total = g + weight_decay * p
+        mask |= np.abs(total) < 1e-5 * (np.abs(g) + weight_decay * np.abs(p))
+        m = 0.9 * m + 0.1 * total
+        v = 0.999 * v + 0.001 * total * total
+        p = p - lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    return mask
+
+
+def assert_adam_close(p, expected, mask, lr, rtol, atol):
+    np.testing.assert_allclose(p[~mask], expected[~mask], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(p[mask], expected[mask], rtol=0, atol=lr * 1e-3)
+
+
 @given(shape=st.sampled_from([(5,), (30, 20), (1, 900)]), lr=st.floats(1e-4, 0.1),
        weight_decay=st.sampled_from([0.0, 0.05]), decoupled=st.booleans(),
        seed=st.integers(0, 99))
@@ -123,7 +147,8 @@ def test_adam_update_follows_the_formula(shape, lr, weight_decay, decoupled, see
     p0, gradients, p, state = adam_steps(shape, 5, seed, lr, weight_decay, decoupled)
     expected, _, _ = adam_reference(p0, gradients, lr, 0.9, 0.999, 1e-8, weight_decay,
                                     decoupled)
-    np.testing.assert_allclose(p, expected, rtol=1e-5, atol=1e-6)
+    mask = cancelled(p0, gradients, lr, weight_decay, decoupled)
+    assert_adam_close(p, expected, mask, lr, rtol=1e-5, atol=1e-6)
     assert state["step"] == 5 and state["m"].dtype == np.float32
 
 
