@@ -121,8 +121,9 @@ def _forward_by_columns(context, x, W, b, needs):
     # input as its columns with no copy.
     bias_in_gemm = b is not None and bool(needs)
     if not needs and _is_pointwise(geometry):
-        cols = batch_last(padded_batch_last(x, *context.pads)).reshape(groups, -1,
-                                                                      out_h * out_w * n)
+        # the rows per group given: with an empty batch, -1 has nothing to infer from
+        cols = batch_last(padded_batch_last(x, *context.pads)).reshape(
+            groups, x.shape[1] // groups, out_h * out_w * n)
     else:
         cols = columns_of(x, geometry.kernel, (out_h, out_w), geometry.stride,
                           geometry.dilation, groups, *context.pads, ones_row=bias_in_gemm)
@@ -191,7 +192,8 @@ def _columns_product(x, W, b, geometry, pads, out_size, out):
     bias_in_gemm = (b is not None and not _is_pointwise(geometry)
                     and 16 * (W.size + out_channels) <= out.size)
     if _is_pointwise(geometry):
-        cols = batch_last(padded_batch_last(x, *pads)).reshape(groups, -1, out.shape[1])
+        cols = batch_last(padded_batch_last(x, *pads)).reshape(groups, x.shape[1] // groups,
+                                                                out.shape[1])
     else:
         cols = columns_of(x, geometry.kernel, out_size, geometry.stride, geometry.dilation,
                           groups, *pads, ones_row=bias_in_gemm)

@@ -85,3 +85,34 @@ def test_the_bias_riding_in_the_gemm_of_small_weights(groups, stride, relu):
     case = dict(stride=stride, dilation=(1, 1), pads=pads, groups=groups)
     y = convolution.inference_forward(x, W, b, geometry, pads, relu)
     np.testing.assert_allclose(y, _expected(x, W, b, case, None, relu, out_size), atol=1e-10)
+
+
+@given(conv_cases(), st.sampled_from([np.float32, np.float64]))
+def test_a_forward_that_records_nothing_is_the_definition(case, dtype):
+    """convolution.forward with ``needs`` empty (the eager no_grad forward: the shifted
+    products for float32, Winograd, one small image's gather or the columns) against the
+    windows-and-einsum reference, in float32 and float64."""
+    rng = np.random.default_rng(case["seed"])
+    x = rng.standard_normal((case["n"], case["c"]) + case["size"]).astype(dtype)
+    W = rng.standard_normal((case["o"], case["c"] // case["groups"]) + case["kernel"])
+    W = W.astype(dtype)
+    b = rng.standard_normal(case["o"]).astype(dtype) if case["bias"] else None
+    geometry = ConvGeometry(case["kernel"], case["stride"], 0, case["dilation"], case["groups"])
+    y, _ = convolution.forward(_layouts(x, case["batch_last"]), W, b, geometry, case["pads"],
+                               ())
+    expected = _expected(x.astype(np.float64), W.astype(np.float64),
+                         None if b is None else b.astype(np.float64), case, None, False,
+                         y.shape[2:])
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(y, expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_an_empty_batch_of_grouped_convolutions_gives_an_empty_output(kernel):
+    x = np.zeros((0, 4, 6, 7), np.float32)
+    W = np.ones((6, 2, kernel, kernel), np.float32)
+    geometry = ConvGeometry(kernel, padding=kernel // 2, groups=2)
+    pads = ((kernel // 2,) * 2,) * 2
+    y, _ = convolution.forward(x, W, None, geometry, pads, ())
+    assert y.shape == (0, 6, 6, 7)
+    assert convolution.inference_forward(x, W, None, geometry, pads).shape == (0, 6, 6, 7)
