@@ -45,9 +45,8 @@ def rule(x_shape, W_shape, geometry, out_size):
             or (W_shape[0] < 32 and 4 * math.prod(x_shape) > CACHED_INPUT)):
         return False
     products = W_shape[1] * W_shape[2] * W_shape[3]
-    flat = out_size[0] * (out_size[1] + (geometry.kernel[1] - 1) * geometry.dilation[1]
-                          // geometry.stride[1]) * x_shape[0]
-    tiles = -(-flat // native_convolution.TILE_COLUMNS)
+    tiles = native_convolution.shifted_tiles(x_shape, W_shape, out_size, geometry.stride,
+                                             geometry.dilation)
     reads = -(-tiles // native_convolution.block_of(products))
     weight_bytes = 4 * W_shape[0] * products
     return weight_bytes <= CACHED_WEIGHTS or weight_bytes * reads <= WEIGHT_TRAFFIC

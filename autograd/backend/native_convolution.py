@@ -26,6 +26,20 @@ def block_of(products):
     return max(1, min(16, (1 << 16) // (products * TILE_COLUMNS)))
 
 
+def phases(W_shape, out_size, stride, dilation):
+    """(Hq, Wq): the rows and columns of each of the padded input's stride phases, the output's
+    plus the kernel's reach in phase pixels (convolution_bindings.h)."""
+    return tuple(size + (kernel - 1) * step // jump for size, kernel, jump, step
+                 in zip(out_size, W_shape[2:], stride, dilation))
+
+
+def shifted_tiles(x_shape, W_shape, out_size, stride, dilation):
+    """Tiles of TILE_COLUMNS outputs the kernel computes reading the input at shifts: OH rows
+    of Wq phase columns (the Wq - OW past the output dropped) for each image."""
+    flat = out_size[0] * phases(W_shape, out_size, stride, dilation)[1] * x_shape[0]
+    return -(-flat // TILE_COLUMNS)
+
+
 def compact(x_shape, W_shape, out_size, stride, dilation):
     """Whether the kernel builds the columns themselves (im2col) rather than read the padded
     input at shifts, each output row's dropped columns computed too: where that saves an
@@ -34,8 +48,7 @@ def compact(x_shape, W_shape, out_size, stride, dilation):
     are 7 tiles either way, and built their columns for nothing: 1.02x; a 4x4 output at
     batch 1, 16 outputs, took 1.5x as long with the columns' copy)."""
     outputs = out_size[0] * out_size[1] * x_shape[0]
-    phase_w = out_size[1] + (W_shape[3] - 1) * dilation[1] // stride[1]
-    shifted = -(-out_size[0] * phase_w * x_shape[0] // TILE_COLUMNS)
+    shifted = shifted_tiles(x_shape, W_shape, out_size, stride, dilation)
     built = -(-outputs // TILE_COLUMNS)
     return outputs >= 64 and 8 * (shifted - built) >= shifted
 
@@ -47,8 +60,7 @@ def padded_size(x_shape, W_shape, out_size, stride, dilation):
     n, channels = x_shape[:2]
     if compact(x_shape, W_shape, out_size, stride, dilation):
         return channels * W_shape[2] * W_shape[3] * out_size[0] * out_size[1] * n + _SLACK
-    phase_h = out_size[0] + (W_shape[2] - 1) * dilation[0] // stride[0]
-    phase_w = out_size[1] + (W_shape[3] - 1) * dilation[1] // stride[1]
+    phase_h, phase_w = phases(W_shape, out_size, stride, dilation)
     return channels * stride[0] * stride[1] * phase_h * phase_w * n + _SLACK
 
 

@@ -322,3 +322,20 @@ def test_the_rule_for_building_the_columns(n, out, taken):
     """3x3 kernels: each output row computes 2 columns more when the input is read at
     shifts."""
     assert native_convolution.compact((n, 3) + out, (4, 3, 3, 3), out, (1, 1), (1, 1)) is taken
+
+
+@pytest.mark.parametrize("size, kernel, stride, dilation, n", [
+    (9, 3, 1, 1, 1), (12, 3, 2, 1, 2), (11, 2, 3, 2, 1), (13, 3, 1, 1, 1), (8, 5, 2, 2, 3)])
+def test_the_scratch_size_is_the_bindings_own(size, kernel, stride, dilation, n):
+    """native_convolution.padded_size (the phases, or the columns where compact) is what the
+    binding asks for: one value less is refused."""
+    x = np.ones((n, 2, size, size), np.float32)
+    W = np.ones((3, 2, kernel, kernel), np.float32)
+    out = (size + 2 - dilation * (kernel - 1) - 1) // stride + 1
+    y = np.empty((3, out * out * n), np.float32)
+    arguments = ((out, out), (stride,) * 2, (dilation,) * 2, ((1, 1), (1, 1)), False, y)
+    size_needed = native_convolution.padded_size(x.shape, W.shape, *arguments[:3])
+    columns = native_convolution.compact(x.shape, W.shape, *arguments[:3])
+    assert native_convolution.shifted_forward(x, W, None, *arguments, (size_needed, columns))
+    with pytest.raises(ValueError, match="shifted_convolution: expected padded"):
+        native_convolution.shifted_forward(x, W, None, *arguments, (size_needed - 1, columns))

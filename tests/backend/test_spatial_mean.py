@@ -8,23 +8,16 @@ from hypothesis import given, settings, strategies as st
 import autograd
 from autograd import Tensor
 from autograd.backend import pooling
-
-
-def _stored(x, layout):
-    if layout == "batch last":
-        return np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
-    if layout == "channels last":
-        return np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    return x
+from tests.backend.test_native_convolution import laid_out
 
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 9), c=st.integers(1, 5), h=st.integers(1, 7), w=st.integers(1, 7),
-       layout=st.sampled_from(["c", "batch last", "channels last"]),
+       layout=st.sampled_from(["plain", "batch last", "channels last"]),
        dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2 ** 16))
 def test_the_mean_of_each_plane(n, c, h, w, layout, dtype, seed):
     x = np.random.default_rng(seed).standard_normal((n, c, h, w)).astype(dtype)
-    x = _stored(x, layout)
+    x = laid_out(x, layout)
     y = pooling.spatial_mean(x)
     want = x.astype(np.float64).mean(axis=(2, 3), keepdims=True)
     assert y.shape == (n, c, 1, 1) and y.dtype == dtype
@@ -38,9 +31,9 @@ def test_a_batch_last_batch_takes_the_product_and_others_numpys_mean(monkeypatch
     monkeypatch.setattr(pooling.np, "matmul", lambda *a, **k: calls.append(1) or real(*a, **k))
     x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
     pooling.spatial_mean(x)
-    pooling.spatial_mean(_stored(x[:1], "batch last"))      # one image: C order too
+    pooling.spatial_mean(laid_out(x[:1], "batch last"))      # one image: C order too
     assert calls == []
-    y = pooling.spatial_mean(_stored(x, "batch last"))
+    y = pooling.spatial_mean(laid_out(x, "batch last"))
     assert calls == [1]
     np.testing.assert_allclose(y, x.mean(axis=(2, 3), keepdims=True), rtol=1e-6)
 
@@ -48,7 +41,7 @@ def test_a_batch_last_batch_takes_the_product_and_others_numpys_mean(monkeypatch
 @pytest.mark.parametrize("keepdims", [True, False])
 def test_mean_over_the_pixels_and_global_pooling_of_a_batch_last_tensor(keepdims):
     rng = np.random.default_rng(1)
-    data = _stored(rng.standard_normal((4, 3, 5, 6)).astype(np.float32), "batch last")
+    data = laid_out(rng.standard_normal((4, 3, 5, 6)).astype(np.float32), "batch last")
     weights = rng.standard_normal((4, 3, 1, 1) if keepdims else (4, 3)).astype(np.float32)
     for function in (lambda t: autograd.mean(t, axis=(2, 3), keepdims=keepdims),
                      lambda t: autograd.global_avg_pool2d(t) if keepdims else

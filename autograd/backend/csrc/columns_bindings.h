@@ -269,8 +269,7 @@ static PyObject *col2im(PyObject *self, PyObject *args)
         PyBuffer_Release(&dx_view);
         return NULL;
     }
-    if ((const char *)dx_view.buf < (const char *)dcols_view.buf + dcols_view.len
-            && (const char *)dcols_view.buf < (const char *)dx_view.buf + dx_view.len) {
+    if (views_overlap(&dx_view, &dcols_view)) {
         PyErr_Format(PyExc_ValueError, "%s: dx overlaps dcols", kernel);
         PyBuffer_Release(&dcols_view);
         PyBuffer_Release(&dx_view);

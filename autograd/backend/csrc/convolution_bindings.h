@@ -9,84 +9,13 @@
  * phase (a, b) holds the padded rows a, a + s_h, ... and columns b, b + s_w, ...; a kernel
  * offset (i, j) of every output reads one phase, (i dh % s_h, j dw % s_w), at a shift of
  * (i dh / s_h, j dw / s_w) phase pixels: again a run at a shift, as at stride 1 (where the
- * phase is the padded input itself). */
-
-typedef struct {
-    const float *x;
-    Py_ssize_t x_strides[4];            /* (N, C, H, W), in elements */
-    Py_ssize_t batch, height, width, phase_height, phase_width;
-    int top, left, stride_height, stride_width;
-    float *padded;                      /* (C, s_h, s_w, Hq, Wq, N) */
-} Padding;
-
-/* Channels [start, stop) of the padded copy: zeros around each image's rows (and past them,
- * where a phase has a row or column more than the input reaches). */
-static void padding_channels(void *context, Py_ssize_t start, Py_ssize_t stop)
-{
-    const Padding *p = context;
-    const Py_ssize_t *s = p->x_strides;
-    Py_ssize_t n = p->batch, row_length = p->phase_width * n;
-    for (Py_ssize_t c = start; c < stop; c++)
-        for (int a = 0; a < p->stride_height; a++)
-            for (int b = 0; b < p->stride_width; b++) {
-                Py_ssize_t phase = (c * p->stride_height + a) * p->stride_width + b;
-                float *plane = p->padded + phase * p->phase_height * row_length;
-                /* the phase's columns q whose input column q s_w + b - left is inside */
-                Py_ssize_t low, high;
-                inside_outputs(b - p->left, p->stride_width, p->width, p->phase_width, &low,
-                               &high);
-                Py_ssize_t step = p->stride_width * s[3];
-                for (Py_ssize_t q = 0; q < p->phase_height; q++) {
-                    float *row = plane + q * row_length;
-                    Py_ssize_t h = q * p->stride_height + a - p->top;
-                    if (h < 0 || h >= p->height || low >= high) {
-                        memset(row, 0, sizeof(float) * row_length);
-                        continue;
-                    }
-                    const float *source = p->x + c * s[1] + h * s[2]
-                        + (low * p->stride_width + b - p->left) * s[3];
-                    for (Py_ssize_t k = 0; k < low * n; k++)
-                        row[k] = 0.0f;
-                    float *target = row + low * n;
-                    Py_ssize_t inside = (high - low) * n;
-                    if ((n == 1 || s[0] == 1) && step == n)          /* one run */
-                        for (Py_ssize_t k = 0; k < inside; k++)
-                            target[k] = source[k];
-                    else if (n == 1)
-                        for (Py_ssize_t w = 0; w < high - low; w++)
-                            target[w] = source[w * step];
-                    else
-                        for (Py_ssize_t w = 0; w < high - low; w++)
-                            for (Py_ssize_t k = 0; k < n; k++)
-                                target[w * n + k] = source[w * step + k * s[0]];
-                    for (Py_ssize_t k = high * n; k < row_length; k++)
-                        row[k] = 0.0f;
-                }
-            }
-}
+ * phase is the padded input itself). Phase (a, b) of channel c is the im2col row (c, a, b)
+ * of an s_h x s_w kernel at stride s over Hq x Wq outputs, so the copy is
+ * columns_bindings.h's columns_rows. */
 
 static void shifted_tiles(void *context, Py_ssize_t start, Py_ssize_t stop)
 {
     chosen.shifted_products(context, start, stop);
-}
-
-/* The byte past the last element a view reaches (its strides non-negative) */
-static const char *view_end(const Py_buffer *view)
-{
-    if (view->strides == NULL)
-        return (const char *)view->buf + view->len;
-    const char *end = (const char *)view->buf + view->itemsize;
-    for (int axis = 0; axis < view->ndim; axis++) {
-        if (view->shape[axis] == 0)
-            return view->buf;
-        end += (view->shape[axis] - 1) * view->strides[axis];
-    }
-    return end;
-}
-
-static int views_overlap(const Py_buffer *a, const Py_buffer *b)
-{
-    return (const char *)a->buf < view_end(b) && (const char *)b->buf < view_end(a);
 }
 
 /* shifted_convolution(x, weights, bias or None, y, padded, stride_h, stride_w, top, left,
@@ -110,10 +39,9 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         return NULL;
     Py_buffer views[5];                 /* x, weights, bias, y, padded */
     int taken = 0;
-    Padding pad;
     ShiftedProduct job;
-    Py_ssize_t shape[4] = {-1, -1, -1, -1}, *offsets = NULL;
-    if (take_image(kernel, "x", x_object, &views[0], 0, 4, "f", shape, pad.x_strides) < 0)
+    Py_ssize_t shape[4] = {-1, -1, -1, -1}, s[4], *offsets = NULL;
+    if (take_image(kernel, "x", x_object, &views[0], 0, 4, "f", shape, s) < 0)
         return NULL;
     taken = 1;
     if (PyObject_GetBuffer(weights_object, &views[1], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
@@ -143,18 +71,11 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     if (take_optional_vector(kernel, "bias", bias_object, &views[2], 0, w->shape[0], &bias) < 0)
         goto fail;
     taken = 3;
-    pad.batch = shape[0];
-    pad.height = shape[2];
-    pad.width = shape[3];
-    pad.phase_height = out_height + (Py_ssize_t)(kernel_height - 1) * dilation_height
-                                    / stride_height;
-    pad.phase_width = out_width + (Py_ssize_t)(kernel_width - 1) * dilation_width
-                                  / stride_width;
-    pad.top = top;
-    pad.left = left;
-    pad.stride_height = stride_height;
-    pad.stride_width = stride_width;
-    Py_ssize_t n = pad.batch, plane = pad.phase_height * pad.phase_width * n;
+    Py_ssize_t phase_height = out_height + (Py_ssize_t)(kernel_height - 1) * dilation_height
+                                           / stride_height;
+    Py_ssize_t phase_width = out_width + (Py_ssize_t)(kernel_width - 1) * dilation_width
+                                         / stride_width;
+    Py_ssize_t n = shape[0], plane = phase_height * phase_width * n;
     Py_ssize_t channel_block = (Py_ssize_t)stride_height * stride_width * plane;
     if (PyObject_GetBuffer(y_object, &views[3], PyBUF_STRIDES | PyBUF_FORMAT | PyBUF_WRITABLE)
             < 0) {
@@ -197,7 +118,6 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     /* A 1x1 kernel at stride 1 on an unpadded x whose channels are dense (C, H, W, N) planes
      * (one image, or batch-last): x is its own padded copy, read in place, but for the last
      * tile's runs, copied (they would end past x). */
-    const Py_ssize_t *s = pad.x_strides;
     int in_place = !compact && kernel_height == 1 && kernel_width == 1 && stride_height == 1
         && stride_width == 1 && top == 0 && left == 0 && out_height == shape[2]
         && out_width == shape[3] && s[3] == n && s[2] == shape[3] * n
@@ -216,19 +136,25 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
                 Py_ssize_t phase = (down % stride_height) * stride_width + across % stride_width;
                 offsets[p] = in_place ? c * s[1] : compact ? p * length
                     : c * channel_block + phase * plane
-                      + (down / stride_height * pad.phase_width + across / stride_width) * n;
+                      + (down / stride_height * phase_width + across / stride_width) * n;
                 p++;
             }
-    pad.x = (const float *)views[0].buf;
-    pad.padded = (float *)views[4].buf;
-    job = (ShiftedProduct){(const float *)w->buf, pad.padded, bias, offsets, (float *)y->buf,
-                           y->strides[0] / 4, w->shape[0], k, pad.phase_width * n,
+    const float *x = views[0].buf;
+    float *padded = views[4].buf;
+    job = (ShiftedProduct){(const float *)w->buf, padded, bias, offsets, (float *)y->buf,
+                           y->strides[0] / 4, w->shape[0], k, phase_width * n,
                            out_width * n, out_height, (w->shape[0] + SHIFT_ROWS - 1)
                                                       / SHIFT_ROWS, 0, 0, NULL, NULL, relu};
-    Columns columns = {pad.x, {s[0], s[1], s[2], s[3]}, n, shape[1], shape[2], shape[3],
+    /* what is copied: the columns themselves, or the padded input's phases (both im2col) */
+    Columns columns = {x, {s[0], s[1], s[2], s[3]}, n, shape[1], shape[2], shape[3],
                        out_height, out_width, kernel_height, kernel_width, stride_height,
-                       stride_width, dilation_height, dilation_width, top, left, pad.padded,
+                       stride_width, dilation_height, dilation_width, top, left, padded,
                        k, k * length, 0};
+    Columns phases = {x, {s[0], s[1], s[2], s[3]}, n, shape[1], shape[2], shape[3],
+                      phase_height, phase_width, stride_height, stride_width, stride_height,
+                      stride_width, 1, 1, top, left, padded,
+                      shape[1] * stride_height * stride_width,
+                      shape[1] * channel_block, 0};
     if (compact) {                      /* one row of all the outputs, every column kept */
         job.row_length = job.valid_length = length;
         job.out_height = 1;
@@ -241,10 +167,10 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         for (Py_ssize_t c = 0; c < k; c++) {
             tail_offsets[c] = c * SHIFT_COLUMNS;
             for (Py_ssize_t q = 0; q < SHIFT_COLUMNS; q++)
-                tail[c * SHIFT_COLUMNS + q] = last + q < flat ? pad.x[offsets[c] + last + q]
+                tail[c * SHIFT_COLUMNS + q] = last + q < flat ? x[offsets[c] + last + q]
                                                               : 0.0f;
         }
-        job.padded = pad.x;
+        job.padded = x;
         job.tail = tail;
         job.tail_offsets = tail_offsets;
     }
@@ -257,11 +183,11 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     if (compact) {
         parallel(columns_rows, &columns, k, row_parts(k, length, threads));
-        memset(pad.padded + k * length, 0, sizeof(float) * SHIFT_COLUMNS);
+        memset(padded + k * length, 0, sizeof(float) * SHIFT_COLUMNS);
     } else if (!in_place) {
-        parallel(padding_channels, &pad, shape[1], row_parts(shape[1], channel_block,
-                                                             threads));
-        memset(pad.padded + shape[1] * channel_block, 0, sizeof(float) * SHIFT_COLUMNS);
+        parallel(columns_rows, &phases, phases.rows_per_group,
+                 row_parts(phases.rows_per_group, plane, threads));
+        memset(padded + shape[1] * channel_block, 0, sizeof(float) * SHIFT_COLUMNS);
     }
     parallel(shifted_tiles, &job, tasks, tasks < threads ? (int)tasks : threads);
     Py_END_ALLOW_THREADS

@@ -48,10 +48,8 @@ static PyObject *run_elementwise(const char *kernel, PyObject *args, int operand
             release_flat(views, k);
             return NULL;
         }
-    const char *written = views[operands - 1].buf;
     for (int k = 0; k < operands - 1; k++) {
-        const char *read = views[k].buf;
-        if (read < written + views[operands - 1].len && written < read + views[k].len) {
+        if (views_overlap(&views[operands - 1], &views[k])) {
             PyErr_Format(PyExc_ValueError, "%s: %s overlaps %s", kernel, name[operands - 1],
                          name[k]);
             release_flat(views, operands);

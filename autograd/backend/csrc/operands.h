@@ -163,3 +163,24 @@ static void release_vector(Py_buffer *view)
     if (view->obj != NULL)
         PyBuffer_Release(view);
 }
+
+/* The byte past the last element a view reaches (its strides non-negative) */
+static const char *view_end(const Py_buffer *view)
+{
+    if (view->strides == NULL)
+        return (const char *)view->buf + view->len;
+    const char *end = (const char *)view->buf + view->itemsize;
+    for (int axis = 0; axis < view->ndim; axis++) {
+        if (view->shape[axis] == 0)
+            return view->buf;
+        end += (view->shape[axis] - 1) * view->strides[axis];
+    }
+    return end;
+}
+
+/* Whether two views' spans, first to last element, meet (a strided view's span is wider than
+ * its len: the in-place checks of the kernels that write one operand while reading another) */
+static int views_overlap(const Py_buffer *a, const Py_buffer *b)
+{
+    return (const char *)a->buf < view_end(b) && (const char *)b->buf < view_end(a);
+}
