@@ -36,20 +36,31 @@ def phases(W_shape, out_size, stride, dilation):
 def shifted_tiles(x_shape, W_shape, out_size, stride, dilation):
     """Tiles of TILE_COLUMNS outputs the kernel computes reading the input at shifts: OH rows
     of Wq phase columns (the Wq - OW past the output dropped) for each image."""
-    flat = out_size[0] * phases(W_shape, out_size, stride, dilation)[1] * x_shape[0]
-    return -(-flat // TILE_COLUMNS)
+    return -(-_shifted_length(x_shape, W_shape, out_size, stride, dilation) // TILE_COLUMNS)
+
+
+def _shifted_length(x_shape, W_shape, out_size, stride, dilation):
+    return out_size[0] * phases(W_shape, out_size, stride, dilation)[1] * x_shape[0]
+
+
+def half_tiles(length):
+    """The kernel's cost of ``length`` flat outputs in half tiles: whole tiles, and a last
+    one of half a tile or less computed at half the width (kernel_convolution.h)."""
+    whole, rest = divmod(length, TILE_COLUMNS)
+    return 2 * whole + (rest > 0) + (rest > TILE_COLUMNS // 2)
 
 
 def compact(x_shape, W_shape, out_size, stride, dilation):
     """Whether the kernel builds the columns themselves (im2col) rather than read the padded
     input at shifts, each output row's dropped columns computed too: where that saves an
-    eighth of the tiles or more and there are 64 outputs or more in all (ONNX SqueezeNet's
-    13x13 layers, 6 tiles against 7: its batch-1 forward 0.96-0.99x; ResNet-50's 14x14 ones
-    are 7 tiles either way, and built their columns for nothing: 1.02x; a 4x4 output at
-    batch 1, 16 outputs, took 1.5x as long with the columns' copy)."""
+    eighth of the tiles' work or more (in :func:`half_tiles`) and there are 64 outputs or
+    more in all (ONNX SqueezeNet's 13x13 layers, 5.5 tiles against 6.5: its batch-1 forward
+    0.96-0.99x; ResNet-50's 14x14 ones are 6.5 against 7, and built their columns for
+    nothing: 1.02x; a 4x4 output at batch 1, 16 outputs, took 1.5x as long with the columns'
+    copy, 1.06x with the half tile)."""
     outputs = out_size[0] * out_size[1] * x_shape[0]
-    shifted = shifted_tiles(x_shape, W_shape, out_size, stride, dilation)
-    built = -(-outputs // TILE_COLUMNS)
+    shifted = half_tiles(_shifted_length(x_shape, W_shape, out_size, stride, dilation))
+    built = half_tiles(outputs)
     return outputs >= 64 and 8 * (shifted - built) >= shifted
 
 

@@ -310,17 +310,19 @@ def test_y_over_x_itself_is_computed_from_a_copy():
 
 
 @pytest.mark.parametrize("n, out, taken", [
-    (1, (13, 13), True),      # 169 outputs: 6 tiles of 32, against 7 with 2 of 15 dropped
-    (8, (13, 13), False),     # 43 against 49: less than an eighth
-    (1, (14, 14), False),     # 196: 7 tiles either way
+    (1, (13, 13), True),      # 169 outputs: 5.5 tiles of 32, against 6.5 with 2 of 15 dropped
+    (8, (13, 13), True),      # 42.5 against 49: an eighth
+    (1, (14, 14), False),     # 196: 6.5 against 7
     (1, (16, 14), True),      # 7 against 8: an eighth
     (1, (16, 16), False),     # 8 against 9
     (4, (4, 4), True),        # 2 against 3, 64 outputs
-    (2, (5, 5), False),       # 2 against 3, but 50 outputs
+    (2, (5, 5), False),       # 2 against 2.5, but 50 outputs
+    (1, (4, 4), False),       # 0.5 against 1, but 16 outputs
+    (8, (27, 27), False),     # 182.5 against 196
 ])
 def test_the_rule_for_building_the_columns(n, out, taken):
     """3x3 kernels: each output row computes 2 columns more when the input is read at
-    shifts."""
+    shifts; a last tile of 16 outputs or fewer costs half a tile."""
     assert native_convolution.compact((n, 3) + out, (4, 3, 3, 3), out, (1, 1), (1, 1)) is taken
 
 
