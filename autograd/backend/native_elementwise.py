@@ -50,12 +50,16 @@ def _flat_views(*arrays):
         return None
     out = arrays[-1]
     shape, strides = out.shape, out.strides
+    contiguous = True
     for array in arrays:
-        if (type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.strides != strides
-                or array.shape != shape):
+        if type(array) is not np.ndarray or array.dtype != _FLOAT32 or array.shape != shape:
             return None
-    if out.flags.c_contiguous:
+        contiguous = contiguous and array.flags.c_contiguous
+    if contiguous:       # whatever the strides of axes of length 1 (a batch of one image's)
         return arrays
+    for array in arrays:
+        if array.strides != strides:
+            return None
     # ravel('K') is a view exactly when the array is dense (else a copy, whose base is None);
     # of out it must be one, and the inputs, with out's strides, are then dense too
     flat = [array.ravel("K") for array in arrays]

@@ -83,6 +83,21 @@ def test_the_backend_relu_runs_compiled_on_a_batch_last_batch_and_keeps_its_layo
     np.testing.assert_array_equal(dx, dy * (y > 0))
 
 
+def test_one_batch_last_image_runs_compiled_whatever_its_batch_strides(calls):
+    """A batch of one image in the batch-last layout is C-contiguous, but the stride of its
+    batch axis is not C order's, nor is its gradient's: the kernels take it all the same."""
+    rng = np.random.default_rng(5)
+    x = laid_out(rng.standard_normal(32 * 64).astype(np.float32), (1, 32, 8, 8),
+                 (1, 2, 3, 0))
+    assert x.flags.c_contiguous and x.strides[0] != 32 * 64 * 4
+    y = elementwise.relu(x)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    dx = elementwise.relu_backward(dy, y)
+    assert calls == ["relu_forward", "relu_backward"]
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    np.testing.assert_array_equal(dx, dy * (y > 0))
+
+
 def test_what_the_kernels_refuse_takes_numpy(calls):
     x = np.linspace(-2, 2, 40, dtype=np.float32)
     strided = np.linspace(-2, 2, 80, dtype=np.float32)[::2]
