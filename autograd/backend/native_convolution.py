@@ -66,13 +66,14 @@ def compact(x_shape, W_shape, out_size, stride, dilation):
 
 def padded_size(x_shape, W_shape, out_size, stride, dilation):
     """The values of :func:`shifted_forward`'s scratch: the padded input split into its
-    stride's phases (convolution_bindings.h), or the columns where :func:`compact`, and the
-    tile's slack."""
+    stride's phases (convolution_bindings.h), and the columns built from them where
+    :func:`compact`, each with the tile's slack."""
     n, channels = x_shape[:2]
-    if compact(x_shape, W_shape, out_size, stride, dilation):
-        return channels * W_shape[2] * W_shape[3] * out_size[0] * out_size[1] * n + _SLACK
     phase_h, phase_w = phases(W_shape, out_size, stride, dilation)
-    return channels * stride[0] * stride[1] * phase_h * phase_w * n + _SLACK
+    size = channels * stride[0] * stride[1] * phase_h * phase_w * n + _SLACK
+    if compact(x_shape, W_shape, out_size, stride, dilation):     # the columns, built from it
+        size += channels * W_shape[2] * W_shape[3] * out_size[0] * out_size[1] * n + _SLACK
+    return size
 
 
 def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, scratch=None):

@@ -64,11 +64,12 @@ def run(x, W, b, pads_h, pads_w, dilation, relu, rows_around=(0, 0), stride=(1, 
                     np.nan, np.float32)
     out = block[rows_around[0]:rows_around[0] + out_channels]
     scratch = None
-    if columns is not None:          # room for either: the phases, or the columns
+    if columns is not None:          # the phases, and the columns where built
         phases = (x.shape[1] * stride[0] * stride[1] * n
                   * (out_h + (kernel_h - 1) * dilation[0] // stride[0])
                   * (out_w + (kernel_w - 1) * dilation[1] // stride[1]))
-        size = max(phases, x.shape[1] * kernel_h * kernel_w * out_h * out_w * n) + 32
+        size = phases + 32 + (x.shape[1] * kernel_h * kernel_w * out_h * out_w * n + 32
+                              if columns else 0)
         scratch = (size, columns)
     assert native_convolution.shifted_forward(x, W, b, (out_h, out_w), stride, dilation,
                                               (pads_h, pads_w), relu, out, scratch)
@@ -329,7 +330,7 @@ def test_the_rule_for_building_the_columns(n, out, taken):
 @pytest.mark.parametrize("size, kernel, stride, dilation, n", [
     (9, 3, 1, 1, 1), (12, 3, 2, 1, 2), (11, 2, 3, 2, 1), (13, 3, 1, 1, 1), (8, 5, 2, 2, 3)])
 def test_the_scratch_size_is_the_bindings_own(size, kernel, stride, dilation, n):
-    """native_convolution.padded_size (the phases, or the columns where compact) is what the
+    """native_convolution.padded_size (the phases, and the columns where compact) is what the
     binding asks for: one value less is refused."""
     x = np.ones((n, 2, size, size), np.float32)
     W = np.ones((3, 2, kernel, kernel), np.float32)
