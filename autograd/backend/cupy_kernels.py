@@ -15,6 +15,8 @@ from .numpy_kernels import (as_layout, pad2d, conv2d_backward, max_pool2d_forwar
                             attention_forward, attention_backward,    # None: not NumPy
                             softmax_rows_backward)                         # portable already
 from .numpy_kernels import axpy, sgd_update, adam_update     # noqa: F401  (NumPy forms for CuPy)
+from .numpy_kernels import (conv2d_forward_plan, relu_plan,              # noqa: F401  (None:
+                            max_pool2d_plan, matmul_add_plan)            # not NumPy)
 from ..device import get_array_module
 
 name = "cupy"

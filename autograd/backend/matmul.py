@@ -158,7 +158,7 @@ def _ones(count, dtype):
 
 
 # results at least this large take the fused GEMM; smaller ones the product and an add
-_FUSED_ADD_MIN_SIZE = 1 << 14
+FUSED_ADD_MIN_SIZE = 1 << 14
 
 
 def matmul_add(a, b, c):
@@ -169,7 +169,7 @@ def matmul_add(a, b, c):
         out += c
         return out
     rows, columns = a.shape[0], b.shape[1]
-    if rows * columns >= _FUSED_ADD_MIN_SIZE and a.dtype.kind == "f" and a.shape[1] > 1:
+    if rows * columns >= FUSED_ADD_MIN_SIZE and a.dtype.kind == "f" and a.shape[1] > 1:
         out = buffer_cache.empty(np, (rows, columns), a.dtype)
         _fill(out, c)
         if blas.gemm(a, b, out):

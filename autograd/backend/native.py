@@ -309,7 +309,7 @@ def product(a, b, out, bias=None):
     if not (type(bias) is np.ndarray and bias.dtype == _FLOAT32 and bias.ndim == 1
             and bias.shape[0] == columns and (bias.strides[0] == 4 or columns == 1)):
         return None
-    _native.product(a, b, out, _split_threads(), _PRODUCT_MIN_WORK_PER_THREAD, bias)
+    _native.product(a, b, out, _split_threads(), PRODUCT_MIN_WORK_PER_THREAD, bias)
     return True
 
 
@@ -335,7 +335,7 @@ def _most_rows_of(row_stride, column_stride, height, width):
     return None
 
 
-_PRODUCT_MIN_WORK_PER_THREAD = 1 << 15     # the C kernel's default
+PRODUCT_MIN_WORK_PER_THREAD = 1 << 15     # the C kernel's default
 _SHORT_INNER = 8              # the C kernel's PRODUCT_SHORT_INNER: summed row by row of out
 _SHORT_INNER_MIN_OUTPUTS = 4096
 FEW_ROWS = 32                 # b with contiguous rows: the most rows of a the products take

@@ -83,10 +83,8 @@ def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, scratc
     ``scratch`` (:func:`padded_size`, :func:`compact`) where the caller has them. True, or
     None where the kernel does not apply (not float32 NumPy arrays, switched off, an empty
     output or input)."""
-    if not (_takes((x, W), 4, any_layout=True) and type(out) is np.ndarray
-            and out.dtype == _FLOAT32
-            and (b is None or (type(b) is np.ndarray and b.dtype == _FLOAT32))
-            and out.size and x.shape[1]):
+    if not (applies(x, W, b) and type(out) is np.ndarray and out.dtype == _FLOAT32
+            and out.size):
         return None
     if scratch is None:
         scratch = scratch_of(x.shape, W.shape, out_size, stride, dilation)
@@ -94,10 +92,23 @@ def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, scratc
     padded = buffer_cache.empty(np, (size,), _FLOAT32)
     _native.shifted_convolution(
         x, W if W.flags.c_contiguous else np.ascontiguousarray(W),
-        None if b is None else b.reshape(-1), out, padded, stride[0], stride[1], pads[0][0],
-        pads[1][0], dilation[0], dilation[1], out_size[0], out_size[1], relu, _split_threads(),
-        columns)
+        None if b is None else b.reshape(-1), out, padded,
+        *shifted_arguments(out_size, stride, dilation, pads, relu), _split_threads(), columns)
     return True
+
+
+def applies(x, W, b):
+    """Whether the kernel takes these operands: switched on, float32 NumPy x (N, C, H, W) of
+    one channel or more in any layout, W (O, C, kh, kw), b (O,) or None."""
+    return (_takes((x, W), 4, any_layout=True) and x.shape[1] > 0
+            and (b is None or (type(b) is np.ndarray and b.dtype == _FLOAT32)))
+
+
+def shifted_arguments(out_size, stride, dilation, pads, relu):
+    """The binding's arguments after the arrays, up to the thread count: the stride, the pads
+    before, the dilation, the output's size and whether to apply the ReLU."""
+    return (stride[0], stride[1], pads[0][0], pads[1][0], dilation[0], dilation[1],
+            out_size[0], out_size[1], relu)
 
 
 def scratch_of(x_shape, W_shape, out_size, stride, dilation):

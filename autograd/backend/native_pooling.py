@@ -71,9 +71,9 @@ def max_pool_forward_into(x, y, winner, windows):
     """:func:`max_pool_forward` for an x that :func:`takes_images` took and y and winner that
     the caller made for it (float32 and uint8 NumPy arrays of the output's shape): only the
     windows are checked (a small image's pool is a few microseconds, its checks were two)."""
-    if not _fits(windows):
+    if not fits(windows):
         return None
-    _native.max_pool_forward(x, y, winner, *_window_arguments(windows))
+    _native.max_pool_forward(x, y, winner, *window_arguments(windows), _split_threads())
     return True
 
 
@@ -88,13 +88,13 @@ def max_pool_backward(dy, winner, dx, windows):
 def max_pool_backward_into(dy, winner, dx, windows):
     """:func:`max_pool_backward` for a dy that :func:`takes_images` took, the winners of
     :func:`max_pool_forward` and a dx the caller made (float32, the input's shape)."""
-    if not _fits(windows):
+    if not fits(windows):
         return None
-    _native.max_pool_backward(dy, winner, dx, *_window_arguments(windows))
+    _native.max_pool_backward(dy, winner, dx, *window_arguments(windows), _split_threads())
     return True
 
 
-def _fits(windows):
+def fits(windows):
     """Windows the C kernels take: fewer than 256 offsets (a uint8 winner)."""
     kernel_h, kernel_w = windows.kernel
     return kernel_h * kernel_w < 256
@@ -105,11 +105,11 @@ def _winners(winner):
             and min(winner.strides) >= 0)
 
 
-def _window_arguments(windows):
-    """The bindings' trailing arguments: kernel, stride, the pads before, the thread count."""
+def window_arguments(windows):
+    """The bindings' arguments after the arrays: kernel, stride, the pads before (the thread
+    count follows them)."""
     (kernel_h, kernel_w), (stride_h, stride_w) = windows.kernel, windows.stride
-    return (kernel_h, kernel_w, stride_h, stride_w, windows.pads[0][0], windows.pads[1][0],
-            _split_threads())
+    return (kernel_h, kernel_w, stride_h, stride_w, windows.pads[0][0], windows.pads[1][0])
 
 
 def columns(x, cols, kernel, out_size, stride, dilation, groups, top, left, offset_major=False):

@@ -11,7 +11,8 @@ cupy_kernels.py has the same names for GPU arrays.
 >>> relu(np.array([-1.0, 1.0]))
 array([0., 1.])
 """
-from . import attention, convolution, cross_entropy, elementwise, normalization, pooling
+from . import attention, convolution, cross_entropy, elementwise, forward_plans
+from . import normalization, pooling
 from . import matmul as _matmul
 from . import native, update
 from .layout import as_layout                                             # noqa: F401
@@ -42,6 +43,11 @@ masked_softmax = attention.masked_softmax
 softmax_backward = attention.softmax_backward
 attention_forward = attention.fused_forward
 attention_backward = attention.fused_backward
+# no_grad forwards with their per-call decisions made once (graph mode's replay)
+conv2d_forward_plan = forward_plans.conv2d_forward_plan
+relu_plan = forward_plans.relu_plan
+max_pool2d_plan = forward_plans.max_pool2d_plan
+matmul_add_plan = forward_plans.matmul_add_plan
 softmax_rows = cross_entropy.softmax_rows
 softmax_rows_backward = cross_entropy.softmax_rows_backward
 lstm_sequence_forward = native.lstm_sequence_forward

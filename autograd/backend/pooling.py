@@ -138,7 +138,20 @@ def _compiled_max_pool(x, windows, with_winner):
     which the kernel pools as rows of the whole batch (native_pooling.tiles_by_pairs: 0.033 ms
     for those (8, 32, 8, 8)), or the windows have no winners and stride 2 along the rows of a
     batch-last batch (native_pooling.pools_by_halves)."""
-    if not native_pooling.takes_images(x):
+    order = compiled_layout(x, windows, with_winner)
+    if order is None:
+        return None
+    order = order or None
+    y = buffer_cache.empty(np, x.shape[:2] + tuple(windows.out_size), x.dtype, order)
+    winner = buffer_cache.empty(np, y.shape, np.uint8, order) if with_winner else None
+    native_pooling.max_pool_forward_into(x, y, winner, windows)
+    return y, winner
+
+
+def compiled_layout(x, windows, with_winner):
+    """Where the compiled max pooling takes x (the rules of :func:`_compiled_max_pool`): the
+    axis order of its outputs, () for C order; None where it does not take x."""
+    if not (native_pooling.takes_images(x) and native_pooling.fits(windows)):
         return None
     # whole rows of the batch at a time (2x2 pairs, or without winners at stride 2 by
     # halves): none of the rules below, which are about plane-by-plane pooling
@@ -151,12 +164,7 @@ def _compiled_max_pool(x, windows, with_winner):
             x.strides[3] != x.itemsize or outputs < _SEPARABLE_MIN_PLANE and (
                 x.shape[0] * x.shape[1] * outputs > _SEPARABLE_MAX_TINY_OUTPUTS)):
         return None
-    order = None if x.flags.c_contiguous else image_axis_order(x) or (0, 1, 2, 3)
-    y = buffer_cache.empty(np, x.shape[:2] + tuple(windows.out_size), x.dtype, order)
-    winner = buffer_cache.empty(np, y.shape, np.uint8, order) if with_winner else None
-    if not native_pooling.max_pool_forward_into(x, y, winner, windows):
-        return None
-    return y, winner
+    return () if x.flags.c_contiguous else image_axis_order(x) or ()
 
 
 _SEPARABLE_MIN_PLANE = 64            # outputs in a plane

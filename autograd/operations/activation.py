@@ -71,6 +71,9 @@ class ReLU(Operation):
         self.save_for_backward(y)
         return y
 
+    def forward_plan(self, x):
+        return kernels_for(x).relu_plan(x)
+
     def backward(self, dy):
         (y,) = self.saved
         return kernels_for(dy).relu_backward(dy, y)

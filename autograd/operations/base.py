@@ -61,6 +61,14 @@ class Operation:
         that takes none), each with that input's shape and dtype."""
         raise NotImplementedError(f"{type(self).__name__} does not define backward")
 
+    def forward_plan(self, *arrays):
+        """Optional, for graph mode: a function that computes ``forward``'s outputs from arrays
+        shaped, typed and laid out as ``arrays`` (the inputs of a call that records nothing,
+        under ``no_grad``), with what ``forward`` decides per call decided once; None (this
+        default) where there is none. A replay runs the call through it, once the capture has
+        checked that it gives ``forward``'s outputs bit for bit."""
+        return None
+
     def save_for_backward(self, *arrays):
         """Keep ``arrays`` for backward (as ``self.saved``); nothing is kept when not recording."""
         if self.recording:

@@ -40,6 +40,9 @@ class Conv2d(Operation):
         self.save_for_backward(context)
         return y
 
+    def forward_plan(self, x, W, b=None):
+        return kernels_for(x).conv2d_forward_plan(x, W, b, self.geometry, self.pads)
+
     def backward(self, dy):
         (context,) = self.saved
         needs = self.needs_input_grad

@@ -137,6 +137,11 @@ class Gemm(Operation):
             y += self.beta * C if self.beta != 1 else C
         return y
 
+    def forward_plan(self, A, B, C=None):
+        if C is None or self.transA or self.transB or self.alpha != 1 or self.beta != 1:
+            return None
+        return kernels_for(A).matmul_add_plan(A, B, C)
+
     def backward(self, dy):
         A, B = self.saved
         needs = self.needs_input_grad

@@ -43,6 +43,9 @@ class MaxPool2d(Operation):
         self.input_shape = x.shape
         return y
 
+    def forward_plan(self, x):
+        return kernels_for(x).max_pool2d_plan(x, self.windows)
+
     def backward(self, dy):
         (winner,) = self.saved
         return kernels_for(dy).max_pool2d_backward(dy, winner, self.windows, self.input_shape)
@@ -63,6 +66,9 @@ class AvgPool2d(Operation):
         y, self.layout = kernels_for(x).avg_pool2d_forward(x, self.windows, self.divisor)
         self.input_shape = x.shape
         return y
+
+    def forward_plan(self, x):
+        return kernels_for(x).max_pool2d_plan(x, self.windows)
 
     def backward(self, dy):
         return kernels_for(dy).avg_pool2d_backward(dy, self.windows, self.divisor,

@@ -68,9 +68,9 @@ def gemm_calls(monkeypatch):
 def test_the_fused_gemm_takes_float_products_from_the_size_floor(gemm_calls):
     """The documented split (PyTorch's addmm: a @ b + c in one GEMM with beta = 1, whose
     accumulation into c rounds differently from the product and an add): NumPy float arrays of
-    one dtype, at least matmul._FUSED_ADD_MIN_SIZE results, an inner dimension over 1. The
+    one dtype, at least matmul.FUSED_ADD_MIN_SIZE results, an inner dimension over 1. The
     values are a @ b + c on every path."""
-    floor = matmul._FUSED_ADD_MIN_SIZE
+    floor = matmul.FUSED_ADD_MIN_SIZE
     assert floor == 1 << 14
     rng = np.random.default_rng(4)
 

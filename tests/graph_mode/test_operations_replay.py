@@ -1,5 +1,6 @@
 """Every op of the OpCase table, captured on one set of values and replayed on another, gives
-exactly what eager mode gives on the second set: forward and every input's gradient.
+exactly what eager mode gives on the second set: forward and every input's gradient, and the
+forward alone under no_grad (through the op's forward plan where it has one).
 
 The table's cases (tests/operations/test_*.py, each module's ``*CASES`` lists) are collected
 here, so a new op is checked for graph mode the moment it joins the table. Float inputs that
@@ -122,6 +123,30 @@ def test_replay_equals_eager(name, case):
             assert actual is None, f"{name}: result {position}"
         else:
             np.testing.assert_array_equal(actual, expected, err_msg=f"{name}: result {position}")
+
+
+@pytest.mark.parametrize("name,case", CASES, ids=[name for name, _ in CASES])
+def test_a_no_grad_replay_equals_eager(name, case):
+    """Under no_grad nothing is recorded for backward: the replay runs each call through its
+    op's forward plan where it has one (graph_mode/recorder.py), else its forward."""
+    if expected_refusal(name) is not None:
+        return
+    shapes = shapes_for(case, np.random.default_rng(0))
+    first, second = values(case, shapes, 1), values(case, shapes, 2)
+    parameters = {i: Tensor(data=a, stores_grad=True)
+                  for i, (spec, a) in enumerate(zip(case.inputs, first)) if is_parameter(spec)}
+
+    def step(*arguments):
+        with autograd.no_grad():
+            return make_step(case, parameters)(*arguments)[0], []
+
+    eager = run(step, case, second, parameters)
+    captured = autograd.capture(step)
+    run(captured, case, first, parameters)
+    run(captured, case, values(case, shapes, 3), parameters)
+    replayed = run(captured, case, second, parameters)
+    assert captured.replays == 1, name
+    np.testing.assert_array_equal(replayed[0], eager[0], err_msg=name)
 
 
 def check_refused(name, case, words):
