@@ -21,6 +21,9 @@ glibc malloc thresholds         grown as after freeing one 32 MiB        the fir
 compiled kernels                on where ``pip install`` built them      when the module loads
 (:func:`use_native_kernels`)    (``backend/csrc``, for float32 NumPy     (nothing else changes)
                                 arrays), else the portable NumPy code
+the C pool's spin               a worker that finished a kernel's chunk  at once (its workers start
+(:func:`set_pool_spin`)         spins 1 ms for the next before it        on its first split)
+                                sleeps
 ==============================  =======================================  =============================
 
 OpenBLAS's spinning threads: after each GEMM, OpenBLAS's idle threads spin for about 0.1 s
@@ -34,7 +37,7 @@ threads, unless the user set ``OPENBLAS_THREAD_TIMEOUT`` (their value stands) or
 
 >>> import autograd
 >>> sorted(autograd.runtime.describe())
-['allocator_tuned', 'blas_spin_shortened', 'blas_thread_timeout', 'cache_bytes', 'cache_limit_bytes', 'native_kernels', 'threads']
+['allocator_tuned', 'blas_spin_shortened', 'blas_thread_timeout', 'cache_bytes', 'cache_limit_bytes', 'native_kernels', 'pool_spin_seconds', 'threads']
 """
 import os
 import threading
@@ -43,14 +46,14 @@ from .backend import buffer_cache, native, threads, winograd
 
 __all__ = ["set_num_threads", "get_num_threads", "set_cache_limit", "get_cache_limit",
            "empty_cache", "tune_allocator", "shorten_blas_spin", "use_native_kernels",
-           "configure", "describe"]
+           "set_pool_spin", "get_pool_spin", "configure", "describe"]
 
 set_num_threads = threads.set_num_threads
 get_num_threads = threads.get_num_threads
 
 _GLIBC_MMAP_THRESHOLD_MAX = 32 << 20      # on 64-bit systems (mallopt(3), M_MMAP_THRESHOLD)
 _state = {"tune_allocator": True, "allocator_tuned": False, "shorten_blas_spin": True,
-          "blas_spin_shortened": False}
+          "blas_spin_shortened": False, "pool_spin": 0.001}     # the last: without the kernels
 _SPIN_TIMEOUT = 4          # OpenBLAS's minimum: 2^4 cycles
 _lock = threading.Lock()
 
@@ -172,8 +175,44 @@ def use_native_kernels(flag):
     return native.set_enabled(flag)
 
 
+def set_pool_spin(seconds):
+    """How long the compiled kernels' pool workers spin, watching for the next kernel, before
+    they sleep (1 ms by default; 0 sleeps at once); returns the previous value. A kernel that
+    finds them spinning starts on all threads in about a microsecond, one that must wake them
+    waits for the system, long after an idle pause (a batch-1 forward's Python between kernels
+    often takes more than 50 us). Spinning uses the cores it waits on; a machine shared with
+    other work may want less.
+
+    >>> import autograd
+    >>> previous = autograd.runtime.set_pool_spin(0.002)
+    >>> autograd.runtime.get_pool_spin()
+    0.002
+    >>> _ = autograd.runtime.set_pool_spin(previous)
+    """
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (
+            0 <= seconds <= _MOST_POOL_SPIN):
+        raise ValueError(f"set_pool_spin: expected seconds from 0 to {_MOST_POOL_SPIN}, got "
+                         f"{seconds!r}")
+    previous = get_pool_spin()
+    if native.available():
+        native._native.pool_spin(round(seconds * 1e9))
+    else:
+        _state["pool_spin"] = seconds
+    return previous
+
+
+def get_pool_spin():
+    """Seconds the compiled kernels' pool workers spin before they sleep (:func:`set_pool_spin`)."""
+    if native.available():
+        return native._native.pool_spin(-1) / 1e9
+    return _state["pool_spin"]
+
+
+_MOST_POOL_SPIN = 1.0
+
+
 def configure(num_threads=None, cache_limit_bytes=None, allocator_tuning=None,
-              blas_spin_tuning=None, native_kernels=None):
+              blas_spin_tuning=None, native_kernels=None, pool_spin=None):
     """Set several things at once; ``None`` leaves one as it is. ``allocator_tuning=False``
     before the first training step keeps glibc's thresholds untouched for good (a server that
     tunes malloc itself, say); True tunes now.
@@ -195,6 +234,8 @@ def configure(num_threads=None, cache_limit_bytes=None, allocator_tuning=None,
             shorten_blas_spin()
     if native_kernels is not None:
         use_native_kernels(native_kernels)
+    if pool_spin is not None:
+        set_pool_spin(pool_spin)
 
 
 def describe():
@@ -207,6 +248,7 @@ def describe():
         "blas_spin_shortened": _state["blas_spin_shortened"],
         "blas_thread_timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
         "native_kernels": native.instruction_set(),
+        "pool_spin_seconds": get_pool_spin(),
     }
 
 

@@ -3,12 +3,13 @@ when asked for, and every setting reads back."""
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 import autograd
-from autograd.backend import buffer_cache
+from autograd.backend import buffer_cache, native
 
 pytestmark = pytest.mark.cpu_only     # CPU tuning and import behaviour, checked in subprocesses
 
@@ -95,6 +96,39 @@ def test_configure_sets_threads_and_describe_reports_them():
         assert autograd.runtime.describe()["threads"] == 1 == autograd.get_num_threads()
     finally:
         autograd.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("seconds", [0, 0.0005, 0.02])
+def test_the_pool_spin_reads_back_and_the_split_kernels_stay_right(seconds):
+    """Whatever the workers do between kernels (sleep at once, spin briefly, spin through),
+    a product split over three threads gives NumPy's result, kernel after kernel, across
+    pauses longer than the spin."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 2000)).astype(np.float32)
+    previous = autograd.runtime.set_pool_spin(seconds)
+    threads = autograd.get_num_threads()
+    autograd.set_num_threads(3)
+    try:
+        assert autograd.runtime.get_pool_spin() == pytest.approx(seconds)
+        assert autograd.runtime.describe()["pool_spin_seconds"] == pytest.approx(seconds)
+        for pause in (0, 0.001, 0, 0.03):
+            time.sleep(pause)
+            out = np.empty((4, 2000), np.float32)
+            if native.product(a, b, out):         # the compiled kernels, where built
+                np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3)
+    finally:
+        autograd.set_num_threads(threads)
+        autograd.runtime.set_pool_spin(previous)
+    assert autograd.runtime.get_pool_spin() == pytest.approx(previous)
+
+
+@pytest.mark.parametrize("bad", [-0.001, 2.0, True, "0.001", None])
+def test_the_pool_spin_rejects_what_is_not_seconds(bad):
+    before = autograd.runtime.get_pool_spin()
+    with pytest.raises(ValueError, match="set_pool_spin"):
+        autograd.runtime.set_pool_spin(bad)
+    assert autograd.runtime.get_pool_spin() == before
 
 
 _SPIN = """

@@ -161,7 +161,29 @@ def test_describe_names_every_setting_with_its_value(monkeypatch, runtime_state)
         "threads": autograd.get_num_threads(), "cache_limit_bytes": runtime.get_cache_limit(),
         "cache_bytes": buffer_cache.kept_bytes(), "allocator_tuned": True,
         "blas_spin_shortened": False, "blas_thread_timeout": "7",
-        "native_kernels": native.instruction_set()}
+        "native_kernels": native.instruction_set(),
+        "pool_spin_seconds": runtime.get_pool_spin()}
+
+
+def test_configure_sets_the_pool_spin():
+    previous = runtime.get_pool_spin()
+    try:
+        runtime.configure(pool_spin=0.0003)
+        assert runtime.describe()["pool_spin_seconds"] == pytest.approx(0.0003)
+        runtime.configure(pool_spin=None)
+        assert runtime.get_pool_spin() == pytest.approx(0.0003)
+    finally:
+        runtime.set_pool_spin(previous)
+
+
+def test_without_the_compiled_kernels_the_pool_spin_is_only_remembered(monkeypatch):
+    before = runtime.get_pool_spin()
+    monkeypatch.setattr(native, "available", lambda: False)
+    monkeypatch.setitem(runtime._state, "pool_spin", 0.001)
+    assert runtime.set_pool_spin(0.25) == 0.001
+    assert runtime.get_pool_spin() == 0.25
+    monkeypatch.undo()
+    assert runtime.get_pool_spin() == before        # the pool's own setting untouched
 
 
 def test_configure_switches_the_native_kernels():

@@ -374,6 +374,9 @@ static PyMethodDef methods[] = {
      "shifted_convolution(x, weights, bias or None, y, padded, stride_h, stride_w, top, "
      "left, dilation_h, dilation_w, out_h, out_w, relu, threads, compact): a convolution "
      "without a column matrix"},
+    {"pool_spin", pool_spin, METH_O,
+     "pool_spin(nanoseconds): how long the pool's workers spin before they sleep (set where "
+     "not negative); returns the value before"},
     {"set_instruction_set", set_instruction_set, METH_O,
      "set_instruction_set(name): use the kernels built for 'generic', 'avx2' or 'avx512'"},
     {"get_instruction_set", get_instruction_set, METH_NOARGS,

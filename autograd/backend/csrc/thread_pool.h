@@ -2,7 +2,7 @@
  *
  * Why not autograd's Python threads (threads.py): handing a chunk to one of them and waiting for
  * it costs 15-40 us, as much as the whole of a batch-1 product. Here a worker that finished a
- * chunk spins for a short while (SPIN_NANOSECONDS) watching for the next one, so a kernel
+ * chunk spins for a short while (spin_nanoseconds) watching for the next one, so a kernel
  * called within that time starts on all threads in about a microsecond; after it the worker
  * sleeps on a condition variable and wakes in a few. What two cores buy a small product is more
  * than twice one: each core's L2 (1 MB on the reference CPU) holds its half of a 1.6 MB weight
@@ -40,7 +40,11 @@ static int row_parts(Py_ssize_t rows, Py_ssize_t width, int threads)
 #include <time.h>
 
 #define POOL_MAX_WORKERS 15
-#define SPIN_NANOSECONDS 50000L
+/* How long a worker that finished a chunk spins before it sleeps (pool_spin). A forward's
+ * Python between two kernels often takes longer than 50 us, after which a sleeping worker
+ * had to be woken for each kernel: after an idle pause SqueezeNet's batch-1 forward took
+ * 1.9-2.5x onnxruntime's with a 50 us spin, 1.5-1.7x with 0.5-2 ms (benchmarks/NOTES.md). */
+static atomic_long spin_nanoseconds = 1000000L;
 
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_RELAX() __builtin_ia32_pause()
@@ -102,7 +106,7 @@ static unsigned long wait_for_task(unsigned long seen)
         sched_yield();
         long now = monotonic_nanoseconds();
         if (deadline == 0) {
-            deadline = now + SPIN_NANOSECONDS;
+            deadline = now + atomic_load(&spin_nanoseconds);
             continue;
         }
         if (now < deadline)
@@ -221,3 +225,19 @@ static void parallel(Task task, void *context, Py_ssize_t length, int parts)
 }
 
 #endif
+
+/* pool_spin(nanoseconds): how long a worker spins before it sleeps, set where not negative;
+ * returns the value before (0 where every task runs on the calling thread) */
+static PyObject *pool_spin(PyObject *self, PyObject *argument)
+{
+    long long value = PyLong_AsLongLong(argument);
+    if (value == -1 && PyErr_Occurred())
+        return NULL;
+#if defined(__unix__) || defined(__APPLE__)
+    long previous = value < 0 ? atomic_load(&spin_nanoseconds)
+                              : atomic_exchange(&spin_nanoseconds, (long)value);
+    return PyLong_FromLong(previous);
+#else
+    return PyLong_FromLong(0);
+#endif
+}
