@@ -58,7 +58,7 @@ def conv2d_forward_plan(x, W, b, geometry, pads):
 def relu_plan(x):
     """max(x, 0) of a dense float32 x by the compiled pass, y laid out as elementwise.relu lays
     it out (as x, a batch-last batch's activations too)."""
-    if not (_native_on() and type(x) is np.ndarray and x.dtype == _FLOAT32 and x.size):
+    if not (native.enabled() and type(x) is np.ndarray and x.dtype == _FLOAT32 and x.size):
         return None
     if x.flags.c_contiguous:             # whatever the strides of its length-1 axes
         shape = x.shape
@@ -100,7 +100,7 @@ def max_pool2d_plan(x, windows):
 def matmul_add_plan(a, b, c):
     """a @ b + c for a bias row c where matmul.matmul_add adds it in the compiled product
     (a small product: native.product): the plan runs that product."""
-    if not (_native_on() and type(c) is np.ndarray and c.ndim == 1 and c.dtype == _FLOAT32
+    if not (native.enabled() and type(c) is np.ndarray and c.ndim == 1 and c.dtype == _FLOAT32
             and type(a) is np.ndarray and a.ndim == 2 and type(b) is np.ndarray
             and b.ndim == 2 and a.shape[0] * b.shape[1] < FUSED_ADD_MIN_SIZE):
         return None
@@ -116,6 +116,3 @@ def matmul_add_plan(a, b, c):
 
     return matmul_add
 
-
-def _native_on():
-    return native.enabled()

@@ -43,7 +43,7 @@ static int row_parts(Py_ssize_t rows, Py_ssize_t width, int threads)
 /* How long a worker that finished a chunk spins before it sleeps (pool_spin). A forward's
  * Python between two kernels often takes longer than 50 us, after which a sleeping worker
  * had to be woken for each kernel: after an idle pause SqueezeNet's batch-1 forward took
- * 1.9-2.5x onnxruntime's with a 50 us spin, 1.5-1.7x with 0.5-2 ms (benchmarks/NOTES.md). */
+ * 1.8-2.5x onnxruntime's with a 50 us spin, 1.5-1.7x with 0.5-2 ms (benchmarks/NOTES.md). */
 static atomic_long spin_nanoseconds = 1000000L;
 
 #if defined(__x86_64__) || defined(__i386__)
