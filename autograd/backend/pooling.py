@@ -247,21 +247,28 @@ def avg_pool2d_backward(dy, windows, divisor, input_shape, order):
 
 
 def spatial_mean(x):
-    """The mean of each (n, c) plane of x (N, C, H, W), shaped (N, C, 1, 1). A float batch-last
-    batch (layout.py) takes a GEMV per channel by a vector of ones: NumPy reduces the pixels
-    of that layout at a stride with N values apart, 2.6 ms for a SqueezeNet's
-    (8, 1000, 13, 13), against 0.14 ms; any other x NumPy's mean.
+    """The mean of each (n, c) plane of x (N, C, H, W), shaped (N, C, 1, 1). A float NumPy x
+    takes products by a vector of ones: C-contiguous, one GEMV over all its planes (NumPy's
+    mean took 49 against 12 us for a SqueezeNet's (1, 1000, 13, 13), 351 against 51 us at
+    batch 8); a batch-last batch (layout.py), one per channel (NumPy reduces its pixels at a
+    stride with N values apart: 2.6 against 0.14 ms at batch 8); any other x NumPy's mean.
 
     >>> spatial_mean(np.arange(8.0).reshape(2, 1, 2, 2)).ravel()
     array([1.5, 5.5])
     """
     n, channels, height, width = x.shape
-    if (type(x) is not np.ndarray or n < 2 or not is_batch_last(x)
-            or x.dtype not in (np.float32, np.float64)):
+    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64):
+        return x.mean(axis=(2, 3), keepdims=True)
+    scale = x.dtype.type(1.0 / max(height * width, 1))
+    if x.flags.c_contiguous and x.size:
+        sums = np.matmul(x.reshape(n * channels, height * width), _ones(height * width, x.dtype))
+        sums *= scale
+        return sums.reshape(n, channels, 1, 1)
+    if n < 2 or not is_batch_last(x):
         return x.mean(axis=(2, 3), keepdims=True)
     pixels = batch_last(x).reshape(channels, height * width, n)
     sums = np.matmul(_ones(height * width, x.dtype), pixels)          # (C, N)
-    sums *= x.dtype.type(1.0 / (height * width))
+    sums *= scale
     return sums.T.reshape(n, channels, 1, 1)
 
 

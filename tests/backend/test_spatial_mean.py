@@ -1,6 +1,7 @@
 """The global average pooling kernel (backend/pooling.py, spatial_mean): each (n, c) plane's
-mean, as NumPy's, for a batch-last batch by a GEMV per channel and for any other layout by
-NumPy's mean; the Mean operation and global_avg_pool2d through it, forward and backward."""
+mean, as NumPy's, by one GEMV over every plane of a C-order batch, a GEMV per channel of a
+batch-last batch, and NumPy's mean for any other layout; the Mean operation and
+global_avg_pool2d through it, forward and backward."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -25,17 +26,25 @@ def test_the_mean_of_each_plane(n, c, h, w, layout, dtype, seed):
     np.testing.assert_allclose(y, want, rtol=tolerance, atol=tolerance)
 
 
-def test_a_batch_last_batch_takes_the_product_and_others_numpys_mean(monkeypatch):
+def test_c_order_and_batch_last_take_the_product_and_others_numpys_mean(monkeypatch):
     calls = []
     real = np.matmul
-    monkeypatch.setattr(pooling.np, "matmul", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(pooling.np, "matmul",
+                        lambda a, b, **k: calls.append((a.shape, b.shape)) or real(a, b, **k))
     x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
-    pooling.spatial_mean(x)
-    pooling.spatial_mean(laid_out(x[:1], "batch last"))      # one image: C order too
+    want = x.mean(axis=(2, 3), keepdims=True)
+    pooling.spatial_mean(laid_out(x, "channels last"))
+    pooling.spatial_mean(x.astype(np.int64))
+    pooling.spatial_mean(x[:, :, :, :4])                        # planes not contiguous
     assert calls == []
+    np.testing.assert_allclose(pooling.spatial_mean(x), want, rtol=1e-6)
+    assert calls == [((6, 20), (20,))]                          # every plane in one GEMV
+    y = pooling.spatial_mean(laid_out(x[:1], "batch last"))     # one image: C order too
+    assert calls[1] == ((3, 20), (20,))
+    np.testing.assert_allclose(y, want[:1], rtol=1e-6)
     y = pooling.spatial_mean(laid_out(x, "batch last"))
-    assert calls == [1]
-    np.testing.assert_allclose(y, x.mean(axis=(2, 3), keepdims=True), rtol=1e-6)
+    assert calls[2] == ((20,), (3, 20, 2))                      # a GEMV per channel
+    np.testing.assert_allclose(y, want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("keepdims", [True, False])
