@@ -2,6 +2,7 @@
 import warnings
 from collections import OrderedDict
 
+from ..backend import native
 from ..recording import config, is_recording, package
 from ..device import get_array_module
 from ..tensor import Tensor
@@ -138,7 +139,8 @@ def _plain_arguments(leaves):
 
 def _key(leaves):
     """What a replay must match: each array's shape, dtype and device kind, each Tensor's
-    flags, every other argument's value, and the training and recording switches."""
+    flags, every other argument's value, the training and recording switches, and whether
+    the compiled kernels are on (a recording's forward plans call them)."""
     parts = []
     for leaf in leaves:
         if isinstance(leaf, Tensor):
@@ -157,7 +159,7 @@ def _key(leaves):
                                    f"values (they key the capture), got a {type(leaf).__name__}"
                                    ) from None
             parts.append(("value", type(leaf).__name__, leaf))
-    return (bool(package.training), is_recording(), tuple(parts))
+    return (bool(package.training), is_recording(), native.enabled(), tuple(parts))
 
 
 def _same_array(a, b):
@@ -167,10 +169,11 @@ def _same_array(a, b):
 
 
 def _describe(key):
-    training, recording, parts = key
+    training, recording, kernels, parts = key
     inputs = ", ".join(f"{p[0]} {p[1]} {p[2]}" if p[0] in ("tensor", "array") else
                        f"{p[0]} {p[-1]!r}" for p in parts)
-    return f"training={training}, recording={recording}, inputs ({inputs})"
+    return (f"training={training}, recording={recording}, compiled kernels={kernels}, "
+            f"inputs ({inputs})")
 
 
 class _Recording:

@@ -120,3 +120,26 @@ def test_a_call_recorded_for_backward_asks_for_no_plan():
         captured(Tensor(data=np.arange(3, dtype=np.float32)))
     assert captured.replays == 1 and Doubled.plan_calls == 0
     np.testing.assert_allclose(w.to_numpy(), 1 - 3 * 0.1 * 2 * np.arange(3))
+
+
+@pytest.mark.skipif(not native.available(), reason="the compiled kernels are not built")
+def test_switching_the_compiled_kernels_off_records_the_step_again_without_plans():
+    """A recording's plans call the compiled kernels: with them switched off, the step is
+    recorded again (the switch is part of its key) and replays through forward, NumPy's."""
+    infer = cnn()
+    captured = autograd.capture(infer)
+    x = np.random.default_rng(4).standard_normal((1, 1, 8, 8)).astype(np.float32)
+    for _ in range(3):
+        captured(Tensor(data=x))
+    assert captured.captures == 1 and len(plans_in(captured)) == 4
+    previous = native.set_enabled(False)
+    try:
+        expected = infer(Tensor(data=x)).to_numpy()
+        for _ in range(3):
+            np.testing.assert_array_equal(captured(Tensor(data=x)).to_numpy(), expected)
+        assert captured.captures == 2 and captured.replays == 2
+        newest = list(captured._recordings.values())[-1]
+        assert not any("_plan.<locals>." in getattr(value, "__qualname__", "")
+                       for value in newest.replay_program.__globals__.values())
+    finally:
+        native.set_enabled(previous)
