@@ -22,6 +22,7 @@ import types
 import numpy as np
 
 from .. import recording
+from ..operations.forward_plans import verified_plan
 from ..tensor import Tensor
 from .hooks import Hooks
 from .program import ProgramBuilder, unpacking
@@ -141,7 +142,7 @@ class Recorder:
                        zip(held, result if type(result) is tuple else (result,)))
         function = bound_forward
         if op.input_edges is None:          # recorded nothing: a forward plan may run it
-            function = _forward_plan(op, arrays, result) or bound_forward
+            function = verified_plan(op, arrays, result) or bound_forward
         expression = f"{self.program.constant(function)}({', '.join(reads)})"
         if converts:
             expression = f"as_arrays({expression})"
@@ -288,26 +289,6 @@ class Recorder:
             vars(op).pop("backward", None)
         recording.config.recorder = None
         return False
-
-def _forward_plan(op, arrays, result):
-    """``op.forward_plan`` for these arrays where it gives ``result`` again bit for bit (the
-    same shapes, dtypes, strides and bytes), else None: the replay then runs ``forward``."""
-    try:
-        plan = op.forward_plan(*arrays)
-        again = None if plan is None else plan(*arrays)
-    except Exception:           # noqa: BLE001 (a plan that fails is not used; forward runs)
-        return None
-    if plan is None or type(again) is not type(result):
-        return None
-    pairs = zip(again, result) if type(result) is tuple else ((again, result),)
-    for planned, computed in pairs:
-        if not (_is_array(planned) and _is_array(computed)
-                and planned.shape == computed.shape and planned.dtype == computed.dtype
-                and planned.strides == computed.strides
-                and planned.tobytes() == computed.tobytes()):
-            return None
-    return plan
-
 
 class _ReplayedCall:
     """A :func:`replayable` call as the program runs it: arrays in, arrays out."""

@@ -23,6 +23,7 @@ import traceback
 
 from ..device import cpu
 from ..recording import config, package, thread_state, check_finite
+from . import forward_plans
 
 __all__ = ["Operation"]
 
@@ -46,6 +47,7 @@ class Operation:
     input_edges = None
     output_shapes = None
     recording = True        # False while a call is not recorded: save_for_backward keeps nothing
+    forward_plan_key = None  # with forward plans: a method giving the settings they depend on
 
     def __init__(self, name=None):
         # SINGA's Operator takes a name; subclasses may call super().__init__(name).
@@ -62,11 +64,13 @@ class Operation:
         raise NotImplementedError(f"{type(self).__name__} does not define backward")
 
     def forward_plan(self, *arrays):
-        """Optional, for graph mode: a function that computes ``forward``'s outputs from arrays
-        shaped, typed and laid out as ``arrays`` (the inputs of a call that records nothing,
-        under ``no_grad``), with what ``forward`` decides per call decided once; None (this
-        default) where there is none. A replay runs the call through it, once the capture has
-        checked that it gives ``forward``'s outputs bit for bit."""
+        """Optional: a function that computes ``forward``'s outputs from arrays shaped, typed
+        and laid out as ``arrays`` (the inputs of a call that records nothing, under
+        ``no_grad``), with what ``forward`` decides per call decided once; None (this default)
+        where there is none. Graph mode's replay runs such a call through it once the capture
+        has checked that it gives ``forward``'s outputs bit for bit; so do eager calls where
+        the class also defines ``forward_plan_key(self)``, the hashable settings the plan
+        depends on besides the arrays' shapes, strides and dtypes (operations/forward_plans.py)."""
         return None
 
     def save_for_backward(self, *arrays):
@@ -84,10 +88,12 @@ class Operation:
             inputs = () if x is _NO_INPUT else (x, *others)
             arrays, edges = self._record_inputs(inputs)
             try:
-                if not inputs or inputs[0].device is _CPU:
-                    outputs = self.forward(*arrays)
-                else:
+                if inputs and inputs[0].device is not _CPU:
                     outputs = self._forward_on(inputs[0].device, arrays)
+                elif edges is None and inputs and self.forward_plan_key is not None:
+                    outputs = forward_plans.forward(self, arrays)     # no_grad: its plan
+                else:
+                    outputs = self.forward(*arrays)
             except (TypeError, ValueError) as error:
                 _explain_forward_error(self, error, arrays)
                 raise
@@ -109,10 +115,12 @@ class Operation:
                 self.recording = False      # the class says True: one attribute write saved
                 edges = None
             try:           # free unless raised (Python 3.11's zero-cost exceptions)
-                if device is _CPU:
-                    outputs = self.forward(array)
-                else:
+                if device is not _CPU:
                     outputs = self._forward_on(device, (array,))
+                elif edges is None and self.forward_plan_key is not None:
+                    outputs = forward_plans.forward(self, (array,))   # no_grad: its plan
+                else:
+                    outputs = self.forward(array)
             except (TypeError, ValueError) as error:
                 _explain_forward_error(self, error, (array,))
                 raise

@@ -43,6 +43,9 @@ class Conv2d(Operation):
     def forward_plan(self, x, W, b=None):
         return kernels_for(x).conv2d_forward_plan(x, W, b, self.geometry, self.pads)
 
+    def forward_plan_key(self):
+        return self.geometry, self.pads
+
     def backward(self, dy):
         (context,) = self.saved
         needs = self.needs_input_grad

@@ -142,6 +142,9 @@ class Gemm(Operation):
             return None
         return kernels_for(A).matmul_add_plan(A, B, C)
 
+    def forward_plan_key(self):
+        return self.alpha, self.beta, self.transA, self.transB
+
     def backward(self, dy):
         A, B = self.saved
         needs = self.needs_input_grad

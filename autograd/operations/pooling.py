@@ -46,6 +46,9 @@ class MaxPool2d(Operation):
     def forward_plan(self, x):
         return kernels_for(x).max_pool2d_plan(x, self.windows)
 
+    def forward_plan_key(self):
+        return self.windows
+
     def backward(self, dy):
         (winner,) = self.saved
         return kernels_for(dy).max_pool2d_backward(dy, winner, self.windows, self.input_shape)
@@ -69,6 +72,9 @@ class AvgPool2d(Operation):
 
     def forward_plan(self, x):
         return kernels_for(x).max_pool2d_plan(x, self.windows)
+
+    def forward_plan_key(self):
+        return self.windows
 
     def backward(self, dy):
         return kernels_for(dy).avg_pool2d_backward(dy, self.windows, self.divisor,

@@ -12,6 +12,7 @@ from hypothesis import assume, given, settings, strategies as st
 import autograd
 from autograd.backend import convolution, convolution_shifted, native, native_convolution
 from autograd.geometry import ConvGeometry
+from autograd.operations import forward_plans
 from tests.backend import native_helpers
 
 pytestmark = pytest.mark.skipif(not native.available(),
@@ -235,8 +236,13 @@ def test_a_forward_nothing_will_differentiate_takes_the_shifted_products(n, monk
     b = autograd.Tensor(data=rng.standard_normal(64).astype(np.float32))
     calls = native_helpers.record_calls(monkeypatch, ("shifted_convolution",))
     expected, _ = reference(x.data, W.data, b.data, (1, 1), (1, 1), (1, 1), False)
+    forward_plans.clear()
     with autograd.no_grad():
-        y = autograd.conv2d(x, W, b, padding=1)
+        y = autograd.conv2d(x, W, b, padding=1)       # forward, then its plan checked
+        assert calls == ["shifted_convolution"] * 2
+        np.testing.assert_allclose(y.data, expected, rtol=1e-4, atol=1e-4)
+        calls.clear()
+        y = autograd.conv2d(x, W, b, padding=1)       # the plan
     assert calls == ["shifted_convolution"]
     np.testing.assert_allclose(y.data, expected, rtol=1e-4, atol=1e-4)
     calls.clear()
