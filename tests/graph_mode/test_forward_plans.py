@@ -76,6 +76,9 @@ class Doubled(Operation):
         Doubled.plan_calls += 1
         return self.plan
 
+    def forward_plan_key(self):         # eager calls too (tests/operations/test_forward_plans)
+        return id(self.plan)            # (a kept plan stays alive: its id is not reused)
+
 
 def failing(x):
     raise ValueError("a plan that fails")

@@ -9,6 +9,7 @@ import autograd
 from autograd import Operation, Tensor
 from autograd.backend import native
 from autograd.operations import activation, conv, forward_plans, linalg, pooling
+from tests.graph_mode.test_forward_plans import Doubled
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -124,25 +125,6 @@ def test_switched_off_kernels_debug_mode_and_recorded_calls_run_the_forward(forw
     autograd.relu(w)
     autograd.relu(w)                                   # recorded: forward, saving y
     assert forwards == {"ReLU": 6}
-
-
-class Doubled(Operation):
-    """y = 2 x.   dx = 2 dy"""
-
-    def __init__(self, plan):
-        self.plan = plan
-
-    def forward(self, x):
-        return 2 * x
-
-    def backward(self, dy):
-        return 2 * dy
-
-    def forward_plan(self, x):
-        return self.plan
-
-    def forward_plan_key(self):
-        return id(self.plan)
 
 
 @pytest.mark.parametrize("plan", [lambda x: 3 * x, lambda x: (2 * x).astype(np.float64),
