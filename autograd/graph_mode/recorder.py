@@ -22,7 +22,7 @@ import types
 import numpy as np
 
 from .. import recording
-from ..operations.forward_plans import verified_plan
+from ..operations.plan_cache import verified_plan
 from ..tensor import Tensor
 from .hooks import Hooks
 from .program import ProgramBuilder, unpacking

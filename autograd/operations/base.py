@@ -23,7 +23,7 @@ import traceback
 
 from ..device import cpu
 from ..recording import config, package, thread_state, check_finite
-from . import forward_plans
+from . import plan_cache
 
 __all__ = ["Operation"]
 
@@ -70,7 +70,7 @@ class Operation:
         where there is none. Graph mode's replay runs such a call through it once the capture
         has checked that it gives ``forward``'s outputs bit for bit; so do eager calls where
         the class also defines ``forward_plan_key(self)``, the hashable settings the plan
-        depends on besides the arrays' shapes, strides and dtypes (operations/forward_plans.py)."""
+        depends on besides the arrays' shapes, strides and dtypes (operations/plan_cache.py)."""
         return None
 
     def save_for_backward(self, *arrays):
@@ -91,7 +91,7 @@ class Operation:
                 if inputs and inputs[0].device is not _CPU:
                     outputs = self._forward_on(inputs[0].device, arrays)
                 elif edges is None and inputs and self.forward_plan_key is not None:
-                    outputs = forward_plans.forward(self, arrays)     # no_grad: its plan
+                    outputs = plan_cache.forward(self, arrays)     # no_grad: its plan
                 else:
                     outputs = self.forward(*arrays)
             except (TypeError, ValueError) as error:
@@ -118,7 +118,7 @@ class Operation:
                 if device is not _CPU:
                     outputs = self._forward_on(device, (array,))
                 elif edges is None and self.forward_plan_key is not None:
-                    outputs = forward_plans.forward(self, (array,))   # no_grad: its plan
+                    outputs = plan_cache.forward(self, (array,))   # no_grad: its plan
                 else:
                     outputs = self.forward(array)
             except (TypeError, ValueError) as error:

@@ -70,12 +70,6 @@ class AvgPool2d(Operation):
         self.input_shape = x.shape
         return y
 
-    def forward_plan(self, x):
-        return kernels_for(x).max_pool2d_plan(x, self.windows)
-
-    def forward_plan_key(self):
-        return self.windows
-
     def backward(self, dy):
         return kernels_for(dy).avg_pool2d_backward(dy, self.windows, self.divisor,
                                                    self.input_shape, self.layout)

@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings, strategies as st
 import autograd
 from autograd.backend import convolution, convolution_shifted, native, native_convolution
 from autograd.geometry import ConvGeometry
-from autograd.operations import forward_plans
+from autograd.operations import plan_cache
 from tests.backend import native_helpers
 
 pytestmark = pytest.mark.skipif(not native.available(),
@@ -236,7 +236,7 @@ def test_a_forward_nothing_will_differentiate_takes_the_shifted_products(n, monk
     b = autograd.Tensor(data=rng.standard_normal(64).astype(np.float32))
     calls = native_helpers.record_calls(monkeypatch, ("shifted_convolution",))
     expected, _ = reference(x.data, W.data, b.data, (1, 1), (1, 1), (1, 1), False)
-    forward_plans.clear()
+    plan_cache.clear()
     with autograd.no_grad():
         y = autograd.conv2d(x, W, b, padding=1)       # forward, then its plan checked
         assert calls == ["shifted_convolution"] * 2

@@ -78,15 +78,16 @@ typedef struct {
     Py_ssize_t row, column;
 } Left;
 
-/* Max pooling at stride 2 (kernel_pooling.h, max_pool_plane_halves): the values in each half
+/* Max pooling at stride 2 (kernel_pooling_halves.h, max_pool_plane_halves): the values in each half
  * of a row's columns, with -inf around them for the padding and past the row */
 #define POOL_HALVES_SPAN(width, out_width, kernel_width, left) \
     (((left) + 1) / 2 + 1 + ((width) + 1) / 2 + (out_width) + (kernel_width) + 1)
 
-/* A stride-1 convolution as shifted products (kernel_convolution.h, convolution_bindings.h):
- * y (O, OH * OW * N) = weights (O, K) times the rows of the padded input (C, Hp, Wp, N) that
- * start at offsets[p], p = (c, i, j) of K = C * kh * kw, each row_length = Wp * N long for
- * each of out_height rows, of which the first valid_length = OW * N are kept. */
+/* A convolution as shifted products (kernel_convolution.h, convolution_bindings.h):
+ * y (O, OH * OW * N) = weights (O, K) times the rows of the padded input's phases (or of the
+ * built columns) that start at offsets[p], p = (c, i, j) of K = C * kh * kw, each
+ * row_length = Wq * N long for each of out_height rows, of which the first
+ * valid_length = OW * N are kept. */
 #define SHIFT_ROWS 8
 #define SHIFT_COLUMNS 32
 #define SHIFT_BLOCK 16             /* flat tiles in a block at most */

@@ -1,4 +1,4 @@
-"""Eager calls through forward plans (operations/forward_plans.py): under no_grad, an op with
+"""Eager calls through forward plans (operations/plan_cache.py): under no_grad, an op with
 plans runs its forward the first time for a layout and its plan afterwards, with the same bits
 as the forward; a new layout, other settings, the compiled kernels switched off, debug mode, a
 recorded call or a plan that disagrees all run the forward; the kept plans are bounded."""
@@ -8,7 +8,8 @@ import pytest
 import autograd
 from autograd import Operation, Tensor
 from autograd.backend import native
-from autograd.operations import activation, conv, forward_plans, linalg, pooling
+from autograd.operations import activation, conv, linalg, plan_cache, pooling
+from tests.backend import native_helpers
 from tests.graph_mode.test_forward_plans import Doubled
 
 pytestmark = pytest.mark.skipif(not native.available(),
@@ -26,9 +27,9 @@ def forwards(monkeypatch):
             counts[name] = counts.get(name, 0) + 1
             return real(self, *arrays)
         monkeypatch.setattr(cls, "forward", counted)
-    forward_plans.clear()
+    plan_cache.clear()
     yield counts
-    forward_plans.clear()
+    plan_cache.clear()
 
 
 def cnn_forward(x, p):
@@ -130,7 +131,7 @@ def test_switched_off_kernels_debug_mode_and_recorded_calls_run_the_forward(forw
 @pytest.mark.parametrize("plan", [lambda x: 3 * x, lambda x: (2 * x).astype(np.float64),
                                   lambda x: np.asfortranarray(2 * x), None])
 def test_a_plan_that_is_not_the_forwards_is_never_run(plan):
-    forward_plans.clear()
+    plan_cache.clear()
     rng = np.random.default_rng(1)
     with autograd.no_grad():
         for _ in range(3):
@@ -138,8 +139,22 @@ def test_a_plan_that_is_not_the_forwards_is_never_run(plan):
             np.testing.assert_array_equal(Doubled(plan)(Tensor(data=x)).to_numpy(), 2 * x)
 
 
+def test_only_the_ops_with_plans_ask_for_them(monkeypatch):
+    """Average pooling has no plan of its own (no_grad calls run its forward, never a max
+    pooling kernel, not even for a check) and the kept plans are the planned ops' only."""
+    calls = native_helpers.record_calls(monkeypatch, ("max_pool_forward",))
+    plan_cache.clear()
+    x = Tensor(data=np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32))
+    with autograd.no_grad():
+        for _ in range(2):
+            y = autograd.avg_pool2d(x, 2)
+    np.testing.assert_allclose(y.to_numpy(), x.data.reshape(2, 3, 4, 2, 4, 2).mean(axis=(3, 5)),
+                               rtol=1e-5, atol=1e-6)
+    assert calls == [] and plan_cache._plans == {}
+
+
 def test_the_kept_plans_are_bounded(forwards, monkeypatch):
-    monkeypatch.setattr(forward_plans, "_MOST_PLANS", 1)
+    monkeypatch.setattr(plan_cache, "_MOST_PLANS", 1)
     with autograd.no_grad():
         for _ in range(2):
             autograd.relu(Tensor(data=np.ones((2, 3), np.float32)))

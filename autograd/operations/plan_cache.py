@@ -1,4 +1,5 @@
-"""Forward plans, where Operations use them: a call that records nothing (under ``no_grad``, in
+"""The forward plans Operations keep (the plans themselves: backend/forward_plans.py): a call
+that records nothing (under ``no_grad``, in
 eval passes) runs through its op's plan (``Operation.forward_plan``: the kernel its forward
 would call, with the per-call decisions made once) once the plan has given forward's outputs
 bit for bit; graph mode's replays use the same check (graph_mode/recorder.py).
