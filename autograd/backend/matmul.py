@@ -140,7 +140,7 @@ def sum_rows(x):
     if (type(x) is np.ndarray and x.ndim == 2 and x.shape[0] > 1
             and (x.dtype == np.float32 or x.dtype == np.float64)):
         out = np.empty(x.shape[1], x.dtype)
-        np.matmul(_ones(x.shape[0], x.dtype), x, out=out)
+        np.matmul(ones(x.shape[0], x.dtype), x, out=out)
         return out
     return x.sum(axis=0)
 
@@ -148,13 +148,15 @@ def sum_rows(x):
 _ones_of = {}      # dtype -> a read-only vector of ones, grown to the longest asked for
 
 
-def _ones(count, dtype):
-    ones = _ones_of.get(dtype)
-    if ones is None or ones.shape[0] < count:
-        ones = np.ones(max(count, 1024), dtype)
-        ones.flags.writeable = False
-        _ones_of[dtype] = ones
-    return ones[:count]
+def ones(count, dtype):
+    """A read-only vector of ``count`` ones (a GEMV by it sums rows: sum_rows, the pooling's
+    spatial_mean), kept per dtype."""
+    vector = _ones_of.get(dtype)
+    if vector is None or vector.shape[0] < count:
+        vector = np.ones(max(count, 1024), dtype)
+        vector.flags.writeable = False
+        _ones_of[dtype] = vector
+    return vector[:count]
 
 
 # results at least this large take the fused GEMM; smaller ones the product and an add

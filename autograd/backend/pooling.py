@@ -23,7 +23,7 @@ from . import buffer_cache, native_pooling, threads
 from .im2col import pad2d, unpad2d, offset_slice, split_image_axis
 from ..geometry import axis_slice
 from .layout import batch_last, image_axis_order, is_batch_last
-from .matmul import _ones
+from .matmul import ones
 
 __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernels.py
 
@@ -261,13 +261,13 @@ def spatial_mean(x):
         return x.mean(axis=(2, 3), keepdims=True)
     scale = x.dtype.type(1.0 / max(height * width, 1))
     if x.flags.c_contiguous and x.size:
-        sums = np.matmul(x.reshape(n * channels, height * width), _ones(height * width, x.dtype))
+        sums = np.matmul(x.reshape(n * channels, height * width), ones(height * width, x.dtype))
         sums *= scale
         return sums.reshape(n, channels, 1, 1)
     if n < 2 or not is_batch_last(x):
         return x.mean(axis=(2, 3), keepdims=True)
     pixels = batch_last(x).reshape(channels, height * width, n)
-    sums = np.matmul(_ones(height * width, x.dtype), pixels)          # (C, N)
+    sums = np.matmul(ones(height * width, x.dtype), pixels)          # (C, N)
     sums *= scale
     return sums.T.reshape(n, channels, 1, 1)
 
