@@ -47,7 +47,7 @@ def rule(x_shape, W_shape, geometry, out_size):
     products = W_shape[1] * W_shape[2] * W_shape[3]
     tiles = native_convolution.shifted_tiles(x_shape, W_shape, out_size, geometry.stride,
                                              geometry.dilation)
-    reads = -(-tiles // native_convolution.block_of(products))
+    reads = -(-tiles // native_convolution.block_of(products, tiles))
     weight_bytes = 4 * W_shape[0] * products
     return weight_bytes <= CACHED_WEIGHTS or weight_bytes * reads <= WEIGHT_TRAFFIC
 

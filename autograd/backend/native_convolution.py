@@ -19,11 +19,17 @@ TILE_COLUMNS = 32    # the tile's width (SHIFT_COLUMNS)
 _SLACK = TILE_COLUMNS    # the last tile's runs may read that far past the end
 
 
-def block_of(products):
+def block_of(products, tiles):
     """Tiles whose outputs one read of the weights serves, for ``products`` (C * kh * kw)
-    per output: the kernel's blocks (convolution_bindings.h), their runs of the input within
-    256 KB, 1 to 16 tiles."""
-    return max(1, min(16, (1 << 16) // (products * TILE_COLUMNS)))
+    per output and ``tiles`` in all: the kernel's blocks (convolution_bindings.h), their runs
+    of the input within 256 KB, 1 to 16 tiles; all of them where they are 16 or fewer and
+    their runs fit in 1 MB."""
+    if tiles <= _MOST_BLOCK and products * tiles * TILE_COLUMNS <= 1 << 18:
+        return max(1, tiles)
+    return max(1, min(_MOST_BLOCK, (1 << 16) // (products * TILE_COLUMNS)))
+
+
+_MOST_BLOCK = 16    # SHIFT_BLOCK
 
 
 def phases(W_shape, out_size, stride, dilation):
