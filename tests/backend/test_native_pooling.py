@@ -114,14 +114,49 @@ def test_wide_rows_at_stride_two_without_winners(instruction_set, data, width, h
         x.flat[::5] = -np.inf
         x.flat[3::13] = np.nan
         x.flat[1::17] = np.inf
+        x.flat[2::7] = -0.0         # ties of zeros: which one is kept shows in its sign
+        x.flat[4::9] = 0.0
     x = _stored(x, layout)
     want, _ = _portable(pooling.max_pool2d_forward, x, windows)
     y = _stored(np.full(want.shape, 7.0, np.float32), layout)
     native._native.max_pool_forward(x, y, None, *kernel, *stride, pads[0][0], pads[1][0],
                                     threads)
     np.testing.assert_array_equal(y, want)
+    # the kernels' order shows in which of two zeros is kept: 2x2 pairs in row-major order
+    # (pooling.py's), other windows rows then columns
+    in_order = want if native_pooling.pairs_tile(x.shape, windows) else _rows_then_columns(
+        x, windows)
+    np.testing.assert_array_equal(_bits(y), _bits(in_order))
     y, _ = pooling.max_pool2d_forward(x, windows, with_winner=False)
     np.testing.assert_array_equal(y, want)
+
+
+def _bits(y):
+    return np.ascontiguousarray(y).view(np.int32)
+
+
+def _rows_then_columns(x, windows):
+    """Max pooling without winners in the compiled kernels' order: each kernel row in turn
+    over the window's rows, then each kernel column over those maxima, a value kept where
+    strictly greater or NaN, -inf for the padding."""
+    (kh, kw), (sh, sw), ((top, bottom), (left, right)) = (windows.kernel, windows.stride,
+                                                          windows.pads)
+    oh, ow = windows.out_size
+    n, c, h, w = x.shape
+    padded = np.full((n, c, max(h + top + bottom, (oh - 1) * sh + kh),
+                      max(w + left + right, (ow - 1) * sw + kw)), -np.inf, np.float32)
+    padded[:, :, top:top + h, left:left + w] = x
+
+    def max_or_nan(value, best):
+        return np.where((value > best) | np.isnan(value), value, best)
+
+    rows = np.full((n, c, oh, padded.shape[3]), -np.inf, np.float32)
+    for i in range(kh):
+        rows = max_or_nan(padded[:, :, i:i + (oh - 1) * sh + 1:sh], rows)
+    y = np.full((n, c, oh, ow), -np.inf, np.float32)
+    for j in range(kw):
+        y = max_or_nan(rows[..., j:j + (ow - 1) * sw + 1:sw], y)
+    return y
 
 
 @pytest.mark.parametrize("width", [7, 1100])

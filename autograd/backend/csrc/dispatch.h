@@ -70,6 +70,9 @@ typedef void (*MaxPoolSeparable)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize
 typedef void (*MaxPoolHalves)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                               float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int,
                               int, float *, float *);
+typedef void (*MaxPoolShuffled)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, float *,
+                                Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, int,
+                                float *);
 typedef void (*MaxPoolPairs)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *, float *,
                              unsigned char *);
 typedef void (*MaxPoolPairsBackward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *,
@@ -104,6 +107,7 @@ static struct {
     MaxPoolPlane max_pool_plane;
     MaxPoolSeparable max_pool_plane_separable;
     MaxPoolHalves max_pool_plane_halves;
+    MaxPoolShuffled max_pool_plane_shuffled;
     MaxPoolPairs max_pool_pairs;
     MaxPoolPairsBackward max_pool_pairs_backward;
     ShiftedProducts shifted_products;
@@ -136,6 +140,7 @@ static struct {
         chosen.max_pool_plane = max_pool_plane_##suffix; \
         chosen.max_pool_plane_separable = max_pool_plane_separable_##suffix; \
         chosen.max_pool_plane_halves = max_pool_plane_halves_##suffix; \
+        chosen.max_pool_plane_shuffled = max_pool_plane_shuffled_##suffix; \
         chosen.max_pool_pairs = max_pool_pairs_##suffix; \
         chosen.max_pool_pairs_backward = max_pool_pairs_backward_##suffix; \
         chosen.shifted_products = shifted_products_##suffix; \

@@ -1,6 +1,6 @@
-/* Max pooling without winners at stride 2 along contiguous rows (part of kernels.h: compiled
- * once per instruction set; pooling_bindings.h picks it for inference: a SqueezeNet's and a
- * ResNet's 3x3 windows of stride 2). */
+/* Max pooling without winners at stride 2 along contiguous rows of pixels of several values
+ * (part of kernels.h: compiled once per instruction set; pooling_bindings.h picks it for a
+ * batch-last batch's inference, kernel_pooling_shuffled.h for one image's planes). */
 
 #ifndef POOL_CHUNK
 /* max_or_nan's rule (the maximum; a NaN propagates, a later value wins only where strictly
@@ -20,17 +20,16 @@
 #define MAX_OR_NAN(value, best) (((value) > (best)) | ((value) != (value)) ? (value) : (best))
 #endif
 
-/* One plane's maxima at stride 2 along the rows, each pixel `depth` values side by side (1:
- * one image's plane; N: a channel of a batch-last batch, its N images' values together): x's
- * and y's rows contiguous, at least POOL_CHUNK values of output in a row and 2 POOL_CHUNK
- * of input. Each output row takes the maximum over its kernel rows along the input row
- * (`row`: scratch of (width + 1) depth), splits it into its even and odd pixels (`halves`:
- * 2 POOL_HALVES_SPAN depth, -inf around them for the padding), and then each output the
- * maximum of its kernel columns, which are contiguous runs of the halves. The same maxima as
- * max_pool_plane_separable (kernel_pooling.h), which reads its columns at stride 2 in a pass
- * per kernel column: 3x3 windows of stride 2 on a SqueezeNet's (64, 111, 111) took 400 us on
- * one thread, 263 us here; batch-last, a batch of 8 took NumPy's passes, 4.2 ms for
- * (8, 64, 111, 111) at 2 threads. */
+/* One plane's maxima at stride 2 along the rows, each pixel `depth` values side by side (a
+ * channel of a batch-last batch of N, its N images' values together): x's and y's rows
+ * contiguous, at least POOL_CHUNK values of output in a row and 2 POOL_CHUNK of input.
+ * Each output row takes the maximum over its kernel rows along the input row (`row`:
+ * scratch of (width + 1) depth), splits it into its even and odd pixels (`halves`: 2
+ * POOL_HALVES_SPAN depth, -inf around them for the padding), and then each output the
+ * maximum of its kernel columns, which are contiguous runs of the halves. The same maxima,
+ * in the same order, as max_pool_plane_separable (kernel_pooling.h), which reads its
+ * columns at stride 2 in a pass per kernel column; a batch-last batch of 8 took NumPy's
+ * passes, 4.2 ms for (8, 64, 111, 111) at 2 threads. */
 static void KERNEL(max_pool_plane_halves)(
     const float *x, Py_ssize_t x_row, Py_ssize_t height, Py_ssize_t width, Py_ssize_t depth,
     float *y, Py_ssize_t y_row, Py_ssize_t out_height, Py_ssize_t out_width,
@@ -75,16 +74,7 @@ static void KERNEL(max_pool_plane_halves)(
             for (int l = 0; l < POOL_CHUNK; l++)
                 row[w + l] = MAX_OR_NAN(x[(last - 1) * x_row + w + l], best[l]);
         }
-        if (depth == 1) {
-            for (Py_ssize_t start = 0; start < half; start += POOL_CHUNK) {
-                Py_ssize_t t = CHUNK_AT(start, half);
-                CHUNK_LOOP
-                for (int l = 0; l < POOL_CHUNK; l++) {
-                    even[guard + t + l] = row[2 * (t + l)];
-                    odd[guard + t + l] = row[2 * (t + l) + 1];
-                }
-            }
-        } else if (depth == 8) {          /* a batch of 8: each pixel one 8-wide vector */
+        if (depth == 8) {                 /* a batch of 8: each pixel one 8-wide vector */
             for (Py_ssize_t t = 0; t < half; t++)
                 for (int k = 0; k < 8; k++) {
                     even[guard + t * 8 + k] = row[16 * t + k];

@@ -28,4 +28,5 @@
 #include "kernel_attention.h"
 #include "kernel_pooling.h"
 #include "kernel_pooling_halves.h"
+#include "kernel_pooling_shuffled.h"
 #include "kernel_update.h"

@@ -28,22 +28,23 @@ typedef struct {
  * no room for it, the row-pass kernel below. */
 static int max_pool_planes_separably(const MaxPool *p, Py_ssize_t start, Py_ssize_t stop)
 {
-    int halves = p->x_strides[3] == 1 && p->y_strides[3] == 1 && p->stride_width == 2
-                 && p->width >= 2 * POOL_CHUNK && p->out_width >= POOL_CHUNK;
-    Py_ssize_t span = POOL_HALVES_SPAN(p->width, p->out_width, p->kernel_width, p->left);
-    float *row_max = PyMem_RawMalloc(sizeof(float) * (size_t)(p->width + p->out_width + 2
-                                                              + 2 * span));
+    int shuffled = p->x_strides[3] == 1 && p->y_strides[3] == 1 && p->stride_width == 2
+                   && p->width >= POOL_CHUNK && p->left <= POOL_SHUFFLE_GUARD;
+    Py_ssize_t size = shuffled ? POOL_SHUFFLE_SCRATCH(p->width, p->out_width, p->kernel_width)
+                               : p->width + p->out_width + 2;
+    float *row_max = PyMem_RawMalloc(sizeof(float) * (size_t)size);
     if (row_max == NULL)
         return 0;
     float *best = row_max + p->width + 1;
+    for (Py_ssize_t t = 0; shuffled && t < size; t++)
+        row_max[t] = -INFINITY;
     for (Py_ssize_t plane = start; plane < stop; plane++) {
         Py_ssize_t n = plane / p->channels, c = plane % p->channels;
-        if (halves) {
-            chosen.max_pool_plane_halves(
-                AT(p->x, p->x_strides, n, c), p->x_strides[2], p->height, p->width, 1,
+        if (shuffled) {
+            chosen.max_pool_plane_shuffled(
+                AT(p->x, p->x_strides, n, c), p->x_strides[2], p->height, p->width,
                 AT(p->y, p->y_strides, n, c), p->y_strides[2], p->out_height, p->out_width,
-                p->kernel_height, p->kernel_width, p->stride_height, p->top, p->left, row_max,
-                best + p->out_width + 1);
+                p->kernel_height, p->kernel_width, p->stride_height, p->top, p->left, row_max);
             continue;
         }
         chosen.max_pool_plane_separable(
