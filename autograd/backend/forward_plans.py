@@ -34,25 +34,40 @@ __all__ = []     # reached through the kernels of numpy_kernels.py / cupy_kernel
 def conv2d_forward_plan(x, W, b, geometry, pads):
     """conv2d's no_grad forward (convolution.forward with nothing needed) where the shifted
     products take it: the plan runs the compiled kernel straight into a batch-last y."""
+    planned = shifted_rows_plan(x, W, b, geometry, pads, relu=False)
+    if planned is None:
+        return None
+    (out_h, out_w), rows = planned
+    out_channels, n = W.shape[0], x.shape[0]
+
+    def conv2d_forward(x, W, b=None):
+        return from_batch_last(rows(x, W, b).reshape(out_channels, out_h, out_w, n))
+
+    return conv2d_forward
+
+
+def shifted_rows_plan(x, W, b, geometry, pads, relu):
+    """convolution.inference_forward's shifted products (+ b, then the ReLU where ``relu``):
+    ((OH, OW), plan), the plan a function of (x, W, b, out=None) returning the batch-last
+    rows (O, OH * OW * N) it wrote, into ``out`` where given (a Concat's channels)."""
     if not (native_convolution.applies(x, W, b) and W.flags.c_contiguous):
         return None
     plan = convolution_shifted.plan_for(x.shape, W.shape, geometry, pads)
     if plan is None or not x.shape[0] or 0 in plan[0]:
         return None
-    (out_h, out_w), (size, columns) = plan
-    out_channels, n = W.shape[0], x.shape[0]
-    rows = (out_channels, out_h * out_w * n)
-    arguments = native_convolution.shifted_arguments((out_h, out_w), geometry.stride,
-                                                     geometry.dilation, pads, False)
+    out_size, (size, columns) = plan
+    rows = (W.shape[0], out_size[0] * out_size[1] * x.shape[0])
+    arguments = native_convolution.shifted_arguments(out_size, geometry.stride,
+                                                     geometry.dilation, pads, relu)
 
-    def conv2d_forward(x, W, b=None):
-        y = buffer_cache.empty(np, rows, _FLOAT32)
+    def shifted_rows(x, W, b=None, out=None):
+        y = buffer_cache.empty(np, rows, _FLOAT32) if out is None else out
         padded = buffer_cache.empty(np, (size,), _FLOAT32)
         _native.shifted_convolution(x, W, None if b is None else b.reshape(-1), y, padded,
                                     *arguments, _split_threads(), columns)
-        return from_batch_last(y.reshape(out_channels, out_h, out_w, n))
+        return y
 
-    return conv2d_forward
+    return out_size, shifted_rows
 
 
 def relu_plan(x):

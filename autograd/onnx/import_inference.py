@@ -8,6 +8,10 @@
   SqueezeNet's fire modules and Inception's branches: each convolution's GEMM writes straight
   into its channels of the one batch-last output, no copy.
 
+A convolution the compiled shifted products take runs through a kernel plan made once per
+layout of its arrays (``backend.forward_plans.shifted_rows_plan``): the node's checks and the
+backend's rules run when the plan is made, not on every pass.
+
 A pass that records, or one in training mode, runs the graph as it is (the fused steps take no
 part in gradients), nor does a pass traced for export (:func:`unfused`: the exporter must see
 each node's operations) or captured by graph mode (``autograd.capture`` replays Operations).
@@ -19,7 +23,8 @@ import numpy as np
 
 import autograd as ops
 from .. import recording
-from ..backend import buffer_cache, convolution
+from ..backend import buffer_cache, convolution, native
+from ..backend.forward_plans import shifted_rows_plan
 from ..backend.layout import from_batch_last
 from ..operations.conv import convolve
 from .import_network import _check_conv, _conv, _remember, _window_geometry
@@ -55,6 +60,7 @@ class FusedConv:
         self.input = list(conv.input) + ([residual] if residual else [])
         self.output = list((relu or add or conv).output)
         self.op_type, self.name = "Conv", conv.name
+        self.plans = {}     # the arrays' layouts -> (output size, kernel plan) or None
 
     @property
     def nodes(self):
@@ -169,7 +175,42 @@ def _unfused_conv(context, step, inputs):
     return ops.relu(y) if step.relu is not None else y
 
 
+def _planned(context, step, inputs):
+    """((OH, OW), plan, x, W, b) where the step (no Add) has a compiled plan for these
+    Tensors' layouts (forward_plans.shifted_rows_plan), its checks and rules run on the first
+    pass with them; else None. A fire module's convolutions spent 13 us each deciding per
+    pass (the node's checks, the backend's rules) around kernels of 20 to 300 us."""
+    if step.add is not None or len(inputs) < 2:
+        return None
+    x, w = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) > 2 else None
+    if not (isinstance(x, ops.Tensor) and isinstance(w, ops.Tensor)
+            and (b is None or isinstance(b, ops.Tensor)) and type(x.data) is np.ndarray):
+        return None
+    x_data, w_data, b_data = x.data, w.data, None if b is None else b.data
+    key = (x_data.shape, x_data.strides, x_data.dtype, w_data.shape, w_data.strides,
+           w_data.dtype, None if b is None else (b_data.shape, b_data.strides, b_data.dtype),
+           native.enabled())
+    plan = step.plans.get(key, _UNSEEN)
+    if plan is _UNSEEN:
+        prepared = _prepared(context, step, inputs)
+        plan = None if prepared is None else shifted_rows_plan(
+            x_data, *prepared[1:], step.relu is not None)
+        if len(step.plans) < _MOST_PLANS:
+            step.plans[key] = plan
+    return None if plan is None else (*plan, x, w_data, b_data)
+
+
+_UNSEEN = object()
+_MOST_PLANS = 64            # layouts kept per step (a model sees a few batch sizes)
+
+
 def _run_conv(context, step, inputs):
+    planned = _planned(context, step, inputs)
+    if planned is not None:
+        (out_h, out_w), plan, x, w, b = planned
+        y = plan(x.data, w, b)
+        return x.new_output(from_batch_last(y.reshape(w.shape[0], out_h, out_w, x.shape[0])))
     prepared = _prepared(context, step, inputs[:len(step.conv.input)])
     residual = None
     if prepared is not None and step.add is not None:
@@ -194,6 +235,11 @@ def _run_concat(context, step, inputs):
         count = len(part.input)
         groups.append((part, inputs[start:start + count]))
         start += count
+    planned = [_planned(context, part, part_inputs) for part, part_inputs in groups]
+    if None not in planned:
+        y = _planned_concat(planned)
+        if y is not None:
+            return y
     prepared = [_prepared(context, part, part_inputs) for part, part_inputs in groups]
     sizes = None
     if all(p is not None for p in prepared):
@@ -209,5 +255,23 @@ def _run_concat(context, step, inputs):
     for (x_part, w, b, geometry, pads), part, count in zip(prepared, step.parts, channels):
         convolution.inference_forward(x_part.data, w, b, geometry, pads, part.relu is not None,
                                       out=out[first:first + count])
+        first += count
+    return x.new_output(from_batch_last(out.reshape(-1, out_h, out_w, n)))
+
+
+def _planned_concat(planned):
+    """The Concat of the planned convolutions' outputs, each written into its channels of one
+    batch-last output; None where their images' sizes or dtypes differ."""
+    x = planned[0][2]
+    n = x.shape[0]
+    if any(p[0] != planned[0][0] or p[2].shape[0] != n or p[2].dtype != x.dtype
+           for p in planned):
+        return None
+    out_h, out_w = planned[0][0]
+    channels = [p[3].shape[0] for p in planned]
+    out = buffer_cache.empty(np, (sum(channels), out_h * out_w * n), x.dtype)
+    first = 0
+    for (_, plan, x_part, w, b), count in zip(planned, channels):
+        plan(x_part.data, w, b, out[first:first + count])
         first += count
     return x.new_output(from_batch_last(out.reshape(-1, out_h, out_w, n)))

@@ -113,3 +113,68 @@ def test_graph_mode_captures_the_unfused_graph_and_replays_it_on_new_inputs():
     for x, y in zip(inputs, replayed):
         with autograd.no_grad():
             np.testing.assert_allclose(y, net(x).to_numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_fused_steps_plans_give_the_unplanned_bits_and_are_kept_per_layout(monkeypatch):
+    """A fused Conv (+ Relu), a Concat's parts: the compiled plan made on a layout's first
+    pass (import_inference._planned) and run on later ones gives the bits of the fused path
+    without plans, over passes, batch sizes, a batch-last input, NaN and -0.0 values; a
+    Conv + Add of a shortcut has no plan."""
+    from autograd.onnx import import_inference
+    net = autograd.onnx.load(_model())
+    net.eval()
+    rng = np.random.default_rng(9)
+    inputs = []
+    for batch, batch_last in [(1, False), (1, False), (3, False), (3, True), (1, False)]:
+        x = rng.standard_normal((batch, 4, 7, 7)).astype(np.float32)
+        x.flat[::11] = -0.0
+        x.flat[5::17] = np.nan
+        inputs.append(stored_batch_last(x) if batch_last else x)
+
+    def passes():
+        with autograd.no_grad():
+            return [net(x).to_numpy() for x in inputs]
+
+    planned = passes()
+    steps = [step for _, step in net._inference_steps if isinstance(step, FusedConv)]
+    steps += [part for _, step in net._inference_steps if isinstance(step, FusedConcat)
+              for part in step.parts]
+    for step in steps:     # a plan per layout: batches of 1 and 3 (the first step: 3 layouts)
+        plans = list(step.plans.values())
+        if step.add is not None:
+            assert plans == []
+        else:
+            assert len(plans) in (2, 3) and all(plan is not None for plan in plans)
+    decide = import_inference._prepared
+
+    def only_with_a_shortcut(context, step, inputs):
+        assert step.add is not None, f"{step.name} decided again"
+        return decide(context, step, inputs)
+    with monkeypatch.context() as patched:       # with the plans made, no step decides again
+        patched.setattr(import_inference, "_prepared", only_with_a_shortcut)
+        with autograd.no_grad():
+            again = net(inputs[0]).to_numpy()
+    np.testing.assert_array_equal(again.view(np.int32), planned[0].view(np.int32))
+    monkeypatch.setattr(import_inference, "_planned", lambda context, step, inputs: None)
+    for ours, theirs in zip(planned, passes()):
+        np.testing.assert_array_equal(ours.view(np.int32), theirs.view(np.int32))
+
+
+def test_the_fused_steps_plans_are_not_run_with_the_kernels_switched_off(monkeypatch):
+    from autograd.backend import forward_plans, native
+    net = autograd.onnx.load(_model())
+    net.eval()
+    x = np.random.default_rng(10).standard_normal((2, 4, 7, 7)).astype(np.float32)
+    with autograd.no_grad():
+        net(x)                                      # the plans made, with the kernels
+        previous = native.set_enabled(False)
+        try:
+            class Refused:
+                def __getattr__(self, name):
+                    raise AssertionError(f"a plan called the compiled {name}")
+            monkeypatch.setattr(forward_plans, "_native", Refused())
+            without = net(x).to_numpy()
+        finally:
+            native.set_enabled(previous)
+        monkeypatch.undo()
+        np.testing.assert_allclose(without, net(x).to_numpy(), rtol=1e-5, atol=1e-6)

@@ -12,6 +12,7 @@ from onnx import helper, numpy_helper, TensorProto   # noqa: E402
 
 import autograd                                      # noqa: E402
 from autograd.backend import convolution             # noqa: E402
+from autograd.onnx import import_inference           # noqa: E402
 from autograd.onnx.import_inference import FusedConcat, FusedConv   # noqa: E402
 
 
@@ -29,6 +30,24 @@ def _onnxruntime(proto, x):
     return session.run(None, {"x": x})[0]
 
 
+def _spy_on_plans(monkeypatch, record):
+    """``record(relu, out)`` at every call of a fused step's compiled plan (the path of a
+    convolution the shifted products take, decided on the first pass)."""
+    original = import_inference.shifted_rows_plan
+
+    def planned(x, W, b, geometry, pads, relu):
+        made = original(x, W, b, geometry, pads, relu)
+        if made is None:
+            return None
+        size, plan = made
+
+        def spied(x, W, b=None, out=None):
+            record(relu, out)
+            return plan(x, W, b, out)
+        return size, spied
+    monkeypatch.setattr(import_inference, "shifted_rows_plan", planned)
+
+
 @pytest.fixture
 def in_place_calls(monkeypatch):
     """The ``out=`` arguments' shapes of every fused convolution written into a Concat."""
@@ -40,6 +59,7 @@ def in_place_calls(monkeypatch):
             calls.append(kwargs["out"].shape)
         return original(*args, **kwargs)
     monkeypatch.setattr(convolution, "inference_forward", spy)
+    _spy_on_plans(monkeypatch, lambda relu, out: out is None or calls.append(out.shape))
     return calls
 
 
@@ -174,6 +194,7 @@ def fused_calls(monkeypatch):
         calls.append((relu, residual is not None, out is not None))
         return original(x, W, b, geometry, pads, relu, out=out, residual=residual)
     monkeypatch.setattr(convolution, "inference_forward", spy)
+    _spy_on_plans(monkeypatch, lambda relu, out: calls.append((relu, False, out is not None)))
     return calls
 
 
