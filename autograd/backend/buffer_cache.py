@@ -25,6 +25,7 @@ The smaller arrays, including NumPy's own temporaries inside expressions, stay w
 >>> empty(np, (1 << 20,), np.float32).ctypes.data == address    # the same buffer again
 True
 """
+import functools
 import math
 import sys
 import threading
@@ -105,6 +106,18 @@ def empty(xp, shape, dtype, axis_order=None):
             return np.empty(shape, dtype)
         _kept.append(np.empty(nbytes, np.uint8))
         return _kept[-1].view(dtype).reshape(shape)
+
+
+def allocator(xp, shape, dtype, axis_order=None):
+    """A function of no arguments returning :func:`empty` ``(xp, shape, dtype, axis_order)``
+    each call, the rule decided once: for a NumPy array under ``MIN_BYTES`` in C order,
+    ``numpy.empty`` itself (a forward plan's outputs: the rule took 0.4 us of a batch-1
+    ReLU's 2.5)."""
+    dtype = np.dtype(dtype)
+    in_order = axis_order is None or tuple(axis_order) == tuple(range(len(shape)))
+    if xp is np and in_order and dtype.itemsize * math.prod(shape) < MIN_BYTES:
+        return functools.partial(np.empty, tuple(shape), dtype)
+    return functools.partial(empty, xp, tuple(shape), dtype, axis_order)
 
 
 def empty_like(array):

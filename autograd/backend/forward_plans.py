@@ -56,13 +56,15 @@ def shifted_rows_plan(x, W, b, geometry, pads, relu):
     if plan is None or not x.shape[0] or 0 in plan[0]:
         return None
     out_size, (size, columns) = plan
-    rows = (W.shape[0], out_size[0] * out_size[1] * x.shape[0])
+    rows = buffer_cache.allocator(np, (W.shape[0], out_size[0] * out_size[1] * x.shape[0]),
+                                  _FLOAT32)
+    scratch = buffer_cache.allocator(np, (size,), _FLOAT32)
     arguments = native_convolution.shifted_arguments(out_size, geometry.stride,
                                                      geometry.dilation, pads, relu)
 
     def shifted_rows(x, W, b=None, out=None):
-        y = buffer_cache.empty(np, rows, _FLOAT32) if out is None else out
-        padded = buffer_cache.empty(np, (size,), _FLOAT32)
+        y = rows() if out is None else out
+        padded = scratch()
         _native.shifted_convolution(x, W, None if b is None else b.reshape(-1), y, padded,
                                     *arguments, _split_threads(), columns)
         return y
@@ -76,10 +78,10 @@ def relu_plan(x):
     if not (native.enabled() and type(x) is np.ndarray and x.dtype == _FLOAT32 and x.size):
         return None
     if x.flags.c_contiguous:             # whatever the strides of its length-1 axes
-        shape = x.shape
+        allocate = buffer_cache.allocator(np, x.shape, _FLOAT32)
 
         def relu(x):
-            y = buffer_cache.empty(np, shape, _FLOAT32)
+            y = allocate()
             _native.relu_forward(x, y, _split_threads())
             return y
         return relu
@@ -101,11 +103,12 @@ def max_pool2d_plan(x, windows):
     order = pooling.compiled_layout(x, windows, False)
     if order is None:
         return None
-    shape = x.shape[:2] + tuple(windows.out_size)
+    allocate = buffer_cache.allocator(np, x.shape[:2] + tuple(windows.out_size), _FLOAT32,
+                                      order or None)
     arguments = native_pooling.window_arguments(windows)
 
     def max_pool2d(x):
-        y = buffer_cache.empty(np, shape, _FLOAT32, order or None)
+        y = allocate()
         _native.max_pool_forward(x, y, None, *arguments, _split_threads())
         return y
 
@@ -123,9 +126,10 @@ def matmul_add_plan(a, b, c):
     if not native.product(a, b, np.empty(shape, _FLOAT32), c):    # its rules, decided once
         return None
     minimum_work = native.PRODUCT_MIN_WORK_PER_THREAD
+    allocate = buffer_cache.allocator(np, shape, _FLOAT32)
 
     def matmul_add(a, b, c):
-        out = buffer_cache.empty(np, shape, _FLOAT32)
+        out = allocate()
         _native.product(a, b, out, _split_threads(), minimum_work, c)
         return out
 

@@ -106,9 +106,10 @@ def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, scratc
 
 def applies(x, W, b):
     """Whether the kernel takes these operands: switched on, float32 NumPy x (N, C, H, W) of
-    one channel or more in any layout, W (O, C, kh, kw), b (O,) or None."""
+    one channel or more in any layout, W (O, C, kh, kw), b (O,) contiguous or None."""
     return (_takes((x, W), 4, any_layout=True) and x.shape[1] > 0
-            and (b is None or (type(b) is np.ndarray and b.dtype == _FLOAT32)))
+            and (b is None or (type(b) is np.ndarray and b.dtype == _FLOAT32
+                               and b.flags.c_contiguous)))
 
 
 def shifted_arguments(out_size, stride, dilation, pads, relu):

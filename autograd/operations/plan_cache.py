@@ -28,9 +28,20 @@ def forward(op, arrays):
     settings = op.forward_plan_key()
     if settings is None or config.recorder is not None or config.debug:
         return op.forward(*arrays)
-    if len(arrays) == 1:
+    # written out for one to three arrays: the list and loop of the general case took 0.4 of
+    # a batch-1 linear layer's 6 us
+    count = len(arrays)
+    if count == 1:
         a = arrays[0]
         key = (type(op), settings, native.enabled(), a.shape, a.strides, a.dtype)
+    elif count == 3:
+        a, b, c = arrays
+        key = (type(op), settings, native.enabled(), a.shape, a.strides, a.dtype,
+               b.shape, b.strides, b.dtype, c.shape, c.strides, c.dtype)
+    elif count == 2:
+        a, b = arrays
+        key = (type(op), settings, native.enabled(), a.shape, a.strides, a.dtype,
+               b.shape, b.strides, b.dtype)
     else:
         parts = [type(op), settings, native.enabled()]
         for a in arrays:

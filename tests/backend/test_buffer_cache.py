@@ -188,3 +188,21 @@ def test_axis_order_of_dense_and_strided_arrays():
     for strided in (block[:, ::2], block[::-1], block[..., 1:], broadcast):
         assert memory.axis_order(strided) is None
         assert memory.empty_like(strided).flags.c_contiguous
+
+
+@pytest.mark.parametrize("shape, dtype, order", [
+    ((16,), np.float32, None), ((3, 5), np.float64, (0, 1)), (LARGE, np.float32, None),
+    ((2, 3, 1 << 16), np.float32, (2, 0, 1)), ((4, 3), np.float32, (1, 0)),
+    ((1 << 18,), object, None)])
+def test_an_allocator_hands_out_what_empty_would(fresh_cache, shape, dtype, order):
+    """Each call a new array of the shape, dtype and layout :func:`empty` gives, from the
+    kept buffers exactly where empty keeps them (large NumPy arrays, not object ones)."""
+    allocate = memory.allocator(np, shape, dtype, order)
+    first, second = allocate(), allocate()
+    want = memory.empty(np, shape, dtype, order)
+    for array in (first, second):
+        assert (array.shape, array.dtype, array.strides) == (want.shape, want.dtype,
+                                                             want.strides)
+    assert not np.shares_memory(first, second)
+    kept = np.dtype(dtype).itemsize * np.prod(shape) >= memory.MIN_BYTES and dtype != object
+    assert memory.kept_bytes() == (3 * first.nbytes if kept else 0)

@@ -160,3 +160,29 @@ def test_the_kept_plans_are_bounded(forwards, monkeypatch):
             autograd.relu(Tensor(data=np.ones((2, 3), np.float32)))
             autograd.relu(Tensor(data=np.ones((3, 3), np.float32)))    # not kept
     assert forwards == {"ReLU": 3}
+
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_convolution_whose_weights_or_bias_change_layout_runs_the_forward_again(
+        with_bias, forwards, monkeypatch):
+    """The weights' and the bias's strides are in the key: a plan made for C-order weights
+    and a dense bias (which the kernel reads as they are) is not run on a transposed copy's
+    view nor on a strided bias (the shifted products take a dense one only: a strided bias
+    made their binding raise, and now takes the columns path)."""
+    rng = np.random.default_rng(7)
+    x = Tensor(data=rng.standard_normal((2, 3, 6, 6)).astype(np.float32))
+    weights = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    spread = rng.standard_normal(8).astype(np.float32)
+    layouts = [(weights, spread[::2].copy()), (np.asfortranarray(weights), spread[::2].copy()),
+               (weights, spread[::2])]
+    with autograd.no_grad():
+        for W, b in layouts + layouts:
+            bias = Tensor(data=b)
+            bias.data = b               # as it is (Tensor(data=) makes a strided one dense)
+            arguments = (x, Tensor(data=W), bias if with_bias else None)
+            y = autograd.conv2d(*arguments, padding=1).to_numpy()
+            expected = without_plans(monkeypatch, autograd.conv2d, *arguments, 1, 1)
+            assert y.tobytes() == expected.to_numpy().tobytes()
+    # 6 unplanned; once for the layout with a plan; every call for the transposed weights and
+    # the strided bias (the kernel reads them dense: no plan, the columns path)
+    assert forwards["Conv2d"] == 6 + 1 + 2 + (2 if with_bias else 0)
