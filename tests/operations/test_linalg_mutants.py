@@ -115,3 +115,19 @@ def test_matmul_gemm_and_add_bias_of_integer_tensors_stay_integer():
                          a + np.arange(3))):
         assert y.dtype == np.int64
         np.testing.assert_array_equal(y.to_numpy(), expected)
+
+
+def test_gemms_checks_are_kept_per_shapes_and_transpositions():
+    """Shapes that passed the checks once with a transposition, or a C that broadcast once,
+    are checked again with another: each refusal names gemm every time."""
+    A = Tensor(data=np.ones((3, 2), np.float32))
+    B = Tensor(data=np.ones((3, 4), np.float32))
+    for _ in range(2):
+        assert autograd.gemm(A, B, transA=True).shape == (2, 4)
+        with pytest.raises(ValueError, match=r"gemm: cannot multiply \(3, 2\) by \(3, 4\)"):
+            autograd.gemm(A, B)
+        assert autograd.gemm(A, B, Tensor(data=np.ones(4, np.float32)), transA=True).shape == (2, 4)
+        with pytest.raises(ValueError, match=r"gemm: C of shape \(3,\) does not broadcast"):
+            autograd.gemm(A, B, Tensor(data=np.ones(3, np.float32)), transA=True)
+        with pytest.raises(ValueError, match=r"gemm: A and B must be 2-D"):
+            autograd.gemm(Tensor(data=np.ones((3, 2, 1), np.float32)), B)

@@ -154,3 +154,17 @@ def test_split_does_not_join_pieces_with_a_gap_or_a_strided_view():
     result = Split(1, [3, 3]).backward(strided[:, :3], strided[:, 3:])
     np.testing.assert_array_equal(result, strided)
     assert not np.shares_memory(result, whole)
+
+
+def test_reshapes_checked_target_is_kept_per_input_shape_and_sizes_asked():
+    """The same sizes asked of inputs of other shapes (a 0 copies the input's size, a -1 takes
+    the rest) give each its own target, and a refused one is refused every time."""
+    for shape, asked, want in [((2, 3, 4), (0, -1), (2, 12)), ((5, 3, 4), (0, -1), (5, 12)),
+                               ((2, 3, 4), (0, -1), (2, 12)), ((6, 4), (0, -1), (6, 4)),
+                               ((6, 4), [3, -1], (3, 8)), ((6, 4), (3, -1), (3, 8))]:
+        x = Tensor(data=np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+        y = autograd.reshape(x, asked)
+        np.testing.assert_array_equal(y.to_numpy(), x.to_numpy().reshape(want))
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"reshape: cannot reshape \(2, 3\)"):
+            autograd.reshape(X23, (4, -1))
