@@ -61,12 +61,13 @@ def shifted_rows_plan(x, W, b, geometry, pads, relu):
     scratch = buffer_cache.allocator(np, (size,), _FLOAT32)
     arguments = native_convolution.shifted_arguments(out_size, geometry.stride,
                                                      geometry.dilation, pads, relu)
+    minimum_work = native_convolution.MIN_WORK_PER_THREAD
 
     def shifted_rows(x, W, b=None, out=None):
         y = rows() if out is None else out
         padded = scratch()
         _native.shifted_convolution(x, W, None if b is None else b.reshape(-1), y, padded,
-                                    *arguments, _split_threads(), columns)
+                                    *arguments, _split_threads(), columns, minimum_work)
         return y
 
     return out_size, shifted_rows

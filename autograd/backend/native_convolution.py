@@ -16,6 +16,7 @@ __all__ = []     # used by convolution.py
 
 _FLOAT32 = np.dtype(np.float32)
 TILE_COLUMNS = 32    # the tile's width (SHIFT_COLUMNS)
+MIN_WORK_PER_THREAD = 1 << 17    # multiply-adds a thread takes at least (the C default)
 _SLACK = TILE_COLUMNS    # the last tile's runs may read that far past the end
 
 
@@ -100,7 +101,8 @@ def shifted_forward(x, W, b, out_size, stride, dilation, pads, relu, out, scratc
     _native.shifted_convolution(
         x, W if W.flags.c_contiguous else np.ascontiguousarray(W),
         None if b is None else b.reshape(-1), out, padded,
-        *shifted_arguments(out_size, stride, dilation, pads, relu), _split_threads(), columns)
+        *shifted_arguments(out_size, stride, dilation, pads, relu), _split_threads(), columns,
+        MIN_WORK_PER_THREAD)
     return True
 
 

@@ -100,12 +100,14 @@ def test_shifted_products_match_the_definition(data, instruction_set):
     x = laid_out(rng.standard_normal((n, c, h, w)).astype(np.float32), layout)
     W = rng.standard_normal((out_channels, c, *kernel)).astype(np.float32)
     b = rng.standard_normal(out_channels).astype(np.float32) if with_bias else None
-    previous = autograd.get_num_threads()
+    previous = autograd.get_num_threads(), native_convolution.MIN_WORK_PER_THREAD
     autograd.set_num_threads(threads)
+    native_convolution.MIN_WORK_PER_THREAD = 1      # these small products split too
     try:
         y, around = run(x, W, b, pads_h, pads_w, dilation, relu, rows_around, stride, columns)
     finally:
-        autograd.set_num_threads(previous)
+        autograd.set_num_threads(previous[0])
+        native_convolution.MIN_WORK_PER_THREAD = previous[1]
     expected, scale = reference(x, W, b, pads_h, pads_w, dilation, relu, stride)
     assert y.shape == expected.shape
     bound = 4 * W[0].size * 2.0 ** -24 * scale + 1e-30

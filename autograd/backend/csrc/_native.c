@@ -91,6 +91,7 @@ typedef struct {
 #define SHIFT_ROWS 8
 #define SHIFT_COLUMNS 32
 #define SHIFT_BLOCK 16             /* flat tiles in a block at most */
+#define SHIFT_MIN_WORK_PER_THREAD ((Py_ssize_t)1 << 17)     /* multiply-adds */
 typedef struct {
     const float *weights, *padded, *bias;
     const Py_ssize_t *offsets;
@@ -373,8 +374,8 @@ static PyMethodDef methods[] = {
      "softmax_cross_entropy(x, probabilities, targets, losses): softmax and loss of each row"},
     {"shifted_convolution", shifted_convolution, METH_VARARGS,
      "shifted_convolution(x, weights, bias or None, y, padded, stride_h, stride_w, top, "
-     "left, dilation_h, dilation_w, out_h, out_w, relu, threads, compact): a convolution "
-     "without a column matrix"},
+     "left, dilation_h, dilation_w, out_h, out_w, relu, threads, compact[, minimum_work]): "
+     "a convolution without a column matrix"},
     {"pool_spin", pool_spin, METH_O,
      "pool_spin(nanoseconds): how long the pool's workers spin before they sleep (set where "
      "not negative); returns the value before"},

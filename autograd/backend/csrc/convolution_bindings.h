@@ -41,8 +41,9 @@ static void columns_of_phases(void *context, Py_ssize_t start, Py_ssize_t stop)
 }
 
 /* shifted_convolution(x, weights, bias or None, y, padded, stride_h, stride_w, top, left,
- * dilation_h, dilation_w, out_h, out_w, relu, threads, compact): y = conv2d(x, weights)
- * + bias (then max(y, 0) where relu), groups 1: x (N, C, H, W) float32 in any layout, weights
+ * dilation_h, dilation_w, out_h, out_w, relu, threads, compact[, minimum_work]):
+ * y = conv2d(x, weights) + bias (then max(y, 0) where relu), groups 1, on at most `threads`
+ * threads of minimum_work multiply-adds each or more: x (N, C, H, W) float32 in any layout, weights
  * (O, C, kh, kw) C-contiguous, y (O, out_h * out_w * N) batch-last with contiguous rows,
  * padded a C-contiguous float32 scratch of C * s_h * s_w * Hq * Wq * N + SHIFT_COLUMNS values
  * or more (Hq = out_h + (kh - 1) dh / s_h, Wq likewise; with compact, C kh kw rows of
@@ -54,11 +55,12 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     PyObject *x_object, *weights_object, *bias_object, *y_object, *padded_object;
     int stride_height, stride_width, top, left, dilation_height, dilation_width, relu, threads;
     int compact;
-    Py_ssize_t out_height, out_width;
-    if (!PyArg_ParseTuple(args, "OOOOOiiiiiinnpip:shifted_convolution", &x_object,
+    Py_ssize_t out_height, out_width, minimum_work = SHIFT_MIN_WORK_PER_THREAD;
+    if (!PyArg_ParseTuple(args, "OOOOOiiiiiinnpip|n:shifted_convolution", &x_object,
                           &weights_object, &bias_object, &y_object, &padded_object,
                           &stride_height, &stride_width, &top, &left, &dilation_height,
-                          &dilation_width, &out_height, &out_width, &relu, &threads, &compact))
+                          &dilation_width, &out_height, &out_width, &relu, &threads, &compact,
+                          &minimum_work))
         return NULL;
     Py_buffer views[5];                 /* x, weights, bias, y, padded */
     int taken = 0;
@@ -211,6 +213,13 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     if (job.flat_tiles <= SHIFT_BLOCK && k * job.flat_tiles * SHIFT_COLUMNS <= (1 << 18))
         job.block = job.flat_tiles;
     Py_ssize_t tasks = job.flat_tiles * job.row_tiles;
+    /* a thread's share of the products at least minimum_work multiply-adds: below it the
+     * second thread's start and wait cost more than its half (a batch-1 8x8 image's 3x3
+     * convolutions from 1 to 16 channels: 1.1-1.6x one thread's time at 2) */
+    Py_ssize_t most = w->shape[0] * flat * k / (minimum_work > 1 ? minimum_work : 1);
+    int parts = tasks < threads ? (int)tasks : threads;
+    if (most < parts)
+        parts = most > 1 ? (int)most : 1;
     Py_BEGIN_ALLOW_THREADS
     if (!in_place) {
         parallel(columns_rows, &phases, phases.rows_per_group,
@@ -221,7 +230,7 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
         parallel(columns_of_phases, &runs, k, row_parts(k, length, threads));
         memset(columns_built + k * length, 0, sizeof(float) * SHIFT_COLUMNS);
     }
-    parallel(shifted_tiles, &job, tasks, tasks < threads ? (int)tasks : threads);
+    parallel(shifted_tiles, &job, tasks, parts);
     Py_END_ALLOW_THREADS
     PyMem_Free(offsets);
     release_views(views, taken);
