@@ -122,10 +122,9 @@ def test_wide_rows_at_stride_two_without_winners(instruction_set, data, width, h
     native._native.max_pool_forward(x, y, None, *kernel, *stride, pads[0][0], pads[1][0],
                                     threads)
     np.testing.assert_array_equal(y, want)
-    # the kernels' order shows in which of two zeros is kept: 2x2 pairs in row-major order
-    # (pooling.py's), other windows rows then columns
-    in_order = want if native_pooling.pairs_tile(x.shape, windows) else _rows_then_columns(
-        x, windows)
+    # the kernels' order shows in which of two zeros is kept: 2x2 pairs in the windows'
+    # row-major order, other windows rows then columns
+    in_order = _in_order(x, windows, native_pooling.pairs_tile(x.shape, windows))
     np.testing.assert_array_equal(_bits(y), _bits(in_order))
     y, _ = pooling.max_pool2d_forward(x, windows, with_winner=False)
     np.testing.assert_array_equal(y, want)
@@ -135,10 +134,11 @@ def _bits(y):
     return np.ascontiguousarray(y).view(np.int32)
 
 
-def _rows_then_columns(x, windows):
-    """Max pooling without winners in the compiled kernels' order: each kernel row in turn
-    over the window's rows, then each kernel column over those maxima, a value kept where
-    strictly greater or NaN, -inf for the padding."""
+def _in_order(x, windows, row_major):
+    """Max pooling without winners in one of the compiled kernels' orders, a value kept where
+    strictly greater or NaN, -inf for the padding: over each window in row-major order, or
+    each kernel row in turn over the window's rows and then each kernel column over those
+    maxima."""
     (kh, kw), (sh, sw), ((top, bottom), (left, right)) = (windows.kernel, windows.stride,
                                                           windows.pads)
     oh, ow = windows.out_size
@@ -150,6 +150,13 @@ def _rows_then_columns(x, windows):
     def max_or_nan(value, best):
         return np.where((value > best) | np.isnan(value), value, best)
 
+    if row_major:
+        y = np.full((n, c, oh, ow), -np.inf, np.float32)
+        for i in range(kh):
+            for j in range(kw):
+                y = max_or_nan(padded[:, :, i:i + (oh - 1) * sh + 1:sh,
+                                      j:j + (ow - 1) * sw + 1:sw], y)
+        return y
     rows = np.full((n, c, oh, padded.shape[3]), -np.inf, np.float32)
     for i in range(kh):
         rows = max_or_nan(padded[:, :, i:i + (oh - 1) * sh + 1:sh], rows)

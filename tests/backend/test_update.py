@@ -119,8 +119,10 @@ def adam_reference(p, gradients, lr, beta_1, beta_2, epsilon, weight_decay, deco
 def cancelled(p, gradients, lr, weight_decay, decoupled):
     """The elements whose L2-regularised gradient g + wd p cancels at some step (below 1e-5 of
     |g| + wd |p|, along adam_reference's float64 path): there the float32 rounding of that sum
-    moves the step by up to lr * 1e-3 (a 1e-7 sum against epsilon 1e-8), in any float32
-    implementation, so they are compared to that bound and the rest to float32's."""
+    moves the step in any float32 implementation, most where it is the first step's: its
+    g / (|g| + epsilon) of a 1e-7 sum rounded by 6e-8 moves by 3% (seed 99 of 65,541 values
+    at lr 0.0625 moved one parameter 1.2e-3 lr), so they are compared to lr * 0.05 and the
+    rest to float32's bounds."""
     mask = np.zeros(p.shape, bool)
     if decoupled or not weight_decay:
         return mask
@@ -137,7 +139,7 @@ def cancelled(p, gradients, lr, weight_decay, decoupled):
 
 def assert_adam_close(p, expected, mask, lr, rtol, atol):
     np.testing.assert_allclose(p[~mask], expected[~mask], rtol=rtol, atol=atol)
-    np.testing.assert_allclose(p[mask], expected[mask], rtol=0, atol=lr * 1e-3)
+    np.testing.assert_allclose(p[mask], expected[mask], rtol=0, atol=lr * 0.05)
 
 
 @given(shape=st.sampled_from([(5,), (30, 20), (1, 900)]), lr=st.floats(1e-4, 0.1),
