@@ -91,9 +91,15 @@ def repeated_operand(b, rows, uses):
             and not b.flags.c_contiguous and rows >= _REPEATED_MIN_ROWS
             and uses >= _REPEATED_MIN_USES):
         copy = buffer_cache.empty(np, b.shape, b.dtype)
-        np.copyto(copy, b)
+        # by blocks of 8 columns: NumPy's copy of the whole transposed matrix walked rows 4 KB
+        # apart (an LSTM's (1024, 256) W_hh^T: 0.74 against 0.18 ms; (4096, 1024) 3.0 / 0.75)
+        for start in range(0, b.shape[1], _COPY_COLUMNS):
+            np.copyto(copy[:, start:start + _COPY_COLUMNS], b[:, start:start + _COPY_COLUMNS])
         return copy
     return b
+
+
+_COPY_COLUMNS = 8
 
 
 # One row is a GEMV, as fast on a transposed matrix; the copy costs about 15 small products.

@@ -218,8 +218,8 @@ def test_matmul_add_small_and_mixed_dtypes_take_the_plain_path():
 @pytest.mark.parametrize("rows, uses, copied", [(4, 16, True), (32, 35, True), (3, 35, False),
                                                 (32, 15, False)])
 def test_a_repeated_transposed_operand_is_copied_row_major_where_it_pays(rows, uses, copied):
-    weights = np.random.default_rng(7).standard_normal((6, 10)).astype(np.float32)
-    prepared = numpy_kernels.repeated_operand(weights.T, rows, uses)
+    weights = np.random.default_rng(7).standard_normal((21, 10)).astype(np.float32)
+    prepared = numpy_kernels.repeated_operand(weights.T, rows, uses)   # 21 columns: 8, 8, 5
     np.testing.assert_array_equal(prepared, weights.T)
     assert prepared.flags.c_contiguous is copied
     assert (prepared is weights.T.base or np.shares_memory(prepared, weights)) is not copied
