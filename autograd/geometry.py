@@ -135,7 +135,7 @@ class ConvGeometry:
     """
 
     __slots__ = ("kernel", "stride", "dilation", "groups", "pad_mode", "ceil_mode", "dims",
-                 "name", "_fixed_pads")
+                 "name", "_fixed_pads", "_hash")      # _hash last: not pickled
 
     def __new__(cls, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                 pad_mode="NOTSET", ceil_mode=False, dims=2, name="conv2d"):
@@ -161,7 +161,9 @@ class ConvGeometry:
         """Resolved by ``__new__`` (shared between calls with the same arguments)."""
 
     def __reduce__(self):                # pickle and copy without calling __new__'s checks
-        return _restore, (type(self), tuple(getattr(self, slot) for slot in self.__slots__))
+        # (not the hash: a str's hash differs between processes)
+        return _restore, (type(self), tuple(getattr(self, slot) for slot in self.__slots__
+                                            if slot != "_hash"))
 
     def _resolve(self, kernel_size, stride, padding, dilation, groups, pad_mode, ceil_mode,
                  dims, name):
@@ -250,7 +252,12 @@ class ConvGeometry:
         return isinstance(other, ConvGeometry) and self._key() == other._key()
 
     def __hash__(self):
-        return hash(self._key())
+        # computed once: a plan's key hashes its op's geometry on every no_grad call
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = hash(self._key())
+            return self._hash
 
     def _key(self):
         return (self.kernel, self.stride, self.dilation, self.groups, self.pad_mode,

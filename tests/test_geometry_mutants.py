@@ -147,3 +147,22 @@ def test_repr_shows_fixed_pads_or_the_mode():
     assert repr(ConvGeometry(3, padding="same", groups=2)) == (
         "ConvGeometry(kernel=(3, 3), stride=(1, 1), padding=SAME_UPPER, "
         "dilation=(1, 1), groups=2)")
+
+
+def test_a_geometry_pickled_in_another_process_hashes_as_one_built_here():
+    """The hash is kept once computed but not pickled: a str's hash (the pad mode's) differs
+    between processes, and a geometry from a pickle must find the plans keyed by an equal
+    one built here."""
+    import pickle
+    import subprocess
+    import sys
+    from autograd.geometry import ConvGeometry
+    code = ("import pickle, sys; from autograd.geometry import ConvGeometry; "
+            "g = ConvGeometry(3, stride=2, padding='same'); hash(g); "
+            "sys.stdout.buffer.write(pickle.dumps(g))")
+    pickled = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                             env={**__import__("os").environ, "PYTHONHASHSEED": "123"}).stdout
+    here = ConvGeometry(3, stride=2, padding="same")
+    there = pickle.loads(pickled)
+    assert there == here and hash(there) == hash(here)
+    assert {here: "plan"}[there] == "plan"

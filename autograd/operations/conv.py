@@ -97,20 +97,21 @@ _PLANS_LIMIT = 1024
 def _plan_key(x, W, b, stride, padding, dilation, groups, pad_mode):
     """The key of a call's plan, or None where an argument is not a plain int, a tuple of
     them or a str (a bool is an int to ``==``, and must meet the checks every time)."""
-    for value in (stride, padding, dilation):
-        if type(value) is tuple:
-            for item in value:
-                if type(item) is not int:
-                    return None
-        elif type(value) is not int and type(value) is not str:
-            return None
+    if not (type(stride) is int and type(padding) is int and type(dilation) is int):
+        for value in (stride, padding, dilation):     # (all ints: the commonest call)
+            if type(value) is tuple:
+                for item in value:
+                    if type(item) is not int:
+                        return None
+            elif type(value) is not int and type(value) is not str:
+                return None
     if type(groups) is not int or type(pad_mode) is not str:
         return None
-    shapes = (getattr(x, "shape", None), getattr(W, "shape", None),
-              None if b is None else getattr(b, "shape", ()))
-    if shapes[0] is None or shapes[1] is None:
+    try:
+        return (x.shape, W.shape, None if b is None else b.shape, stride, padding, dilation,
+                groups, pad_mode)
+    except AttributeError:          # not Tensors: the checks name what was given
         return None
-    return shapes + (stride, padding, dilation, groups, pad_mode)
 
 
 def convolve(x, W, b, geometry):

@@ -124,3 +124,14 @@ def test_the_plans_kept_are_bounded(no_plans, monkeypatch):
     for size in (2, 3, 4, 5):
         conv2d(Tensor(data=np.ones((1, 1, size, size), np.float32)), W)
     assert len(no_plans) == 2
+
+
+@pytest.mark.parametrize("argument", ["stride", "padding", "dilation"])
+def test_a_bool_argument_is_refused_after_the_same_call_with_ints_was_kept(argument):
+    """conv2d keeps the checked geometry of calls with plain ints; True == 1, so a call with
+    True where an int 1 passed before must still meet the checks, not find the kept plan."""
+    x = Tensor(data=np.zeros((1, 2, 5, 5), np.float32))
+    W = Tensor(data=np.zeros((3, 2, 3, 3), np.float32))
+    autograd.conv2d(x, W, **{argument: 1})
+    with pytest.raises(TypeError, match=f"conv2d: {argument} must be"):
+        autograd.conv2d(x, W, **{argument: True})
