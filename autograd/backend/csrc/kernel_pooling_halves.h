@@ -20,6 +20,26 @@
 #define MAX_OR_NAN(value, best) (((value) > (best)) | ((value) != (value)) ? (value) : (best))
 #endif
 
+/* The input rows [*first, *last) of output row oh's windows, clipped to the image; where
+ * every kernel row is padding, 0 and the output row's `length` values set to -inf */
+static inline int KERNEL(pool_window_rows)(Py_ssize_t oh, int stride_height, int top,
+                                           int kernel_height, Py_ssize_t height,
+                                           float *y_out, Py_ssize_t length,
+                                           Py_ssize_t *first, Py_ssize_t *last)
+{
+    *first = oh * stride_height - top;
+    *last = *first + kernel_height;
+    if (*first < 0)
+        *first = 0;
+    if (*last > height)
+        *last = height;
+    if (*first < *last)
+        return 1;
+    for (Py_ssize_t q = 0; q < length; q++)
+        y_out[q] = -INFINITY;
+    return 0;
+}
+
 /* One plane's maxima at stride 2 along the rows, each pixel `depth` values side by side (a
  * channel of a batch-last batch of N, its N images' values together): x's and y's rows
  * contiguous, at least POOL_CHUNK values of output in a row and 2 POOL_CHUNK of input.
@@ -46,16 +66,10 @@ static void KERNEL(max_pool_plane_halves)(
         row[length + k] = -INFINITY;    /* the odd half's last pixel where width is odd */
     for (Py_ssize_t oh = 0; oh < out_height; oh++) {
         float *restrict y_out = y + oh * y_row;
-        Py_ssize_t first = oh * stride_height - top, last = first + kernel_height;
-        if (first < 0)
-            first = 0;
-        if (last > height)
-            last = height;
-        if (first >= last) {                               /* every kernel row is padding */
-            for (Py_ssize_t q = 0; q < out_length; q++)
-                y_out[q] = -INFINITY;
+        Py_ssize_t first, last;
+        if (!KERNEL(pool_window_rows)(oh, stride_height, top, kernel_height, height, y_out,
+                                      out_length, &first, &last))
             continue;
-        }
         /* every pass a select (the first against -inf, the last into the row): as plain
          * copies, GCC made the first and last library calls (memcpy), whose stores were not
          * forwarded to the next pass's loads */

@@ -54,16 +54,10 @@ static inline __attribute__((always_inline)) void KERNEL(max_pool_shuffled_rows)
     float *restrict row = scratch + POOL_SHUFFLE_GUARD;
     for (Py_ssize_t oh = 0; oh < out_height; oh++) {
         float *restrict y_out = y + oh * y_row;
-        Py_ssize_t first = oh * stride_height - top, last = first + kernel_height;
-        if (first < 0)
-            first = 0;
-        if (last > height)
-            last = height;
-        if (first >= last) {                               /* every kernel row is padding */
-            for (Py_ssize_t q = 0; q < out_width; q++)
-                y_out[q] = -INFINITY;
+        Py_ssize_t first, last;
+        if (!KERNEL(pool_window_rows)(oh, stride_height, top, kernel_height, height, y_out,
+                                      out_width, &first, &last))
             continue;
-        }
 #if defined(__GNUC__)
         for (Py_ssize_t start = 0; start < width; start += POOL_CHUNK) {
             Py_ssize_t w = CHUNK_AT(start, width);
