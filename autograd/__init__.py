@@ -38,6 +38,7 @@ from .operations.softmax import *            # noqa: F401,F403
 from .operations.linalg import *             # noqa: F401,F403
 from .operations.reduction import *          # noqa: F401,F403
 from .operations.shape import *              # noqa: F401,F403
+from .operations.joining import *            # noqa: F401,F403
 from .operations.padding import *            # noqa: F401,F403
 from .operations.indexing import *           # noqa: F401,F403
 from .operations.loss import *               # noqa: F401,F403

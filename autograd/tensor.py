@@ -23,7 +23,7 @@ from .device import Device, cpu, get_default_device, device_of_array, move_array
 from .tensor_inplace import InPlaceMethods
 from .tensor_interop import ExchangeMethods
 from .tensor_operators import OperatorMethods, repeat
-from .operations import linalg, shape as shape_ops
+from .operations import joining, linalg
 
 __all__ = ["Tensor", "from_numpy", "to_numpy", "zeros", "ones", "zeros_like", "ones_like",
            "random", "repeat", "concatenate", "einsum", "tensordot", "copy_data_to_from",
@@ -325,7 +325,7 @@ def random(shape: Shape, device: Optional[Device] = None) -> Tensor:
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     """The tensors joined along ``axis`` (``cat``; recorded)."""
-    return shape_ops.cat(tensors, axis)
+    return joining.cat(tensors, axis)
 
 
 einsum = linalg.einsum

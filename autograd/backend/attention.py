@@ -112,7 +112,7 @@ def _laid_out_like(shape, like):
 def _gradients_in_place_of(q, k, v):
     """dq, dk and dv, uninitialised. Where q, k and v are disjoint pieces of one array (the
     heads of a packed q/k/v projection), they are the same pieces of one new array, so that the
-    projection's Split joins them without a copy (operations/shape.py: 1.3 ms of a GPT step);
+    projection's Split joins them without a copy (operations/joining.py: 1.3 ms of a GPT step);
     else each is laid out as its input."""
     base = q.base
     if (base is None or k.base is not base or v.base is not base

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..operations import activation, attention as attention_ops, dropout as dropout_ops
-from ..operations import shape as shape_ops
+from ..operations import joining, shape as shape_ops
 from ..operations.indexing import getitem
 from ..tensor import Tensor
 from .arguments import positive_int
@@ -105,7 +105,7 @@ class MultiHeadAttention(Layer):
         """The per-head q, k, v, each (N, H, T, E / H)."""
         if self.packed and key is query and value is query:
             qkv = apply_rows(self.in_proj, query)
-            return [self._heads(part) for part in shape_ops.split(qkv, 2, 3)]
+            return [self._heads(part) for part in joining.split(qkv, 2, 3)]
         if self.packed:
             E = self.embed_dim
             W, b = self.in_proj.W, self.in_proj.b

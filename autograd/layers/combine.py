@@ -17,7 +17,7 @@ from typing import Optional, Sequence, TYPE_CHECKING
 import numpy as np
 
 from ..operations import elementwise as elementwise_ops
-from ..operations import shape as shape_ops
+from ..operations import joining, shape as shape_ops
 from .base import AxisLayer, Layer, shape_text
 from .._types import Operand
 
@@ -79,7 +79,7 @@ class Cat(AxisLayer):
                             "(write Cat()([a, b]))")
         xs = list(xs)
         self.output_shape([x.shape for x in xs])
-        return shape_ops.cat(xs, self.axis)
+        return joining.cat(xs, self.axis)
 
 
 class Reshape(Layer):

@@ -37,7 +37,7 @@ from ..operations import activation
 from ..operations import linalg
 from ..operations import recurrent as cells
 from ..operations import recurrent_sequence as sequences
-from ..operations import shape as shape_ops
+from ..operations import joining, shape as shape_ops
 from ..tensor import Tensor
 from .arguments import positive_int
 from .base import Layer, shape_text
@@ -108,7 +108,7 @@ class _Recurrent(Layer):
             if any(tuple(t.shape) != tuple(x[0].shape) for t in x):
                 raise ValueError(f"{self.describe()}: the steps of the list differ in shape: "
                                  f"{[tuple(t.shape) for t in x]}")
-            x = shape_ops.cat([shape_ops.reshape(t, (1,) + tuple(t.shape)) for t in x], axis=0)
+            x = joining.cat([shape_ops.reshape(t, (1,) + tuple(t.shape)) for t in x], axis=0)
         elif not isinstance(x, Tensor):
             raise TypeError(f"{self.describe()}: expected a Tensor, got {type(x).__name__}")
         else:
@@ -199,12 +199,12 @@ class _Recurrent(Layer):
         projections of all steps (steps * batch, G * hidden): the cell step by step, the
         steps' rows cut by one split."""
         batch = state[0].shape[0]
-        pieces = shape_ops.split(projected, 0, steps) if steps > 1 else (projected,)
+        pieces = joining.split(projected, 0, steps) if steps > 1 else (projected,)
         hidden_states = []
         for piece in pieces:
             state = self._step(piece, state)
             hidden_states.append(state[0])
-        joined = shape_ops.cat(hidden_states, axis=0) if steps > 1 else hidden_states[0]
+        joined = joining.cat(hidden_states, axis=0) if steps > 1 else hidden_states[0]
         return shape_ops.reshape(joined, (steps, batch, self.hidden_size)), state
 
 

@@ -6,8 +6,8 @@ their own Operation with :func:`register_exporter`.
 """
 import numpy as np
 
-from ..operations import (activation, conv, elementwise, linalg, normalization, pooling,
-                          shape, softmax, dropout, unary, reduction, padding)
+from ..operations import (activation, conv, elementwise, joining, linalg, normalization,
+                          pooling, shape, softmax, dropout, unary, reduction, padding)
 
 __all__ = ["EXPORTERS", "register_exporter", "exporter_for", "ExportContext"]
 
@@ -235,7 +235,7 @@ def _reshape(context, op, inputs, outputs, tensors):
                  outputs)
 
 
-@register_exporter(shape.Split)
+@register_exporter(joining.Split)
 def _split(context, op, inputs, outputs, tensors):
     if context.opset < 13:                        # split sizes as an attribute before 13
         context.node("Split", inputs, outputs, axis=int(op.axis), split=list(op.sizes))
@@ -321,7 +321,7 @@ def _pad(context, op, inputs, outputs, tensors):
 
 # One node with attributes read from the Operation (SINGA's hardsigmoid gamma is ONNX's beta).
 for _class, _type, _attributes in (
-        (shape.Concat, "Concat", {"axis": ("axis", int)}),
+        (joining.Concat, "Concat", {"axis": ("axis", int)}),
         (softmax.Softmax, "Softmax", {"axis": ("axis", int)}),
         (softmax.LogSoftmax, "LogSoftmax", {"axis": ("axis", int)}),
         (activation.LeakyReLU, "LeakyRelu", {"alpha": ("a", float)}),

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..layers import linear, recurrent
 from ..layers.base import Layer, shape_text
-from ..operations import shape as shape_ops
+from ..operations import joining, shape as shape_ops
 from ..operations.dropout import dropout
 from ..operations.indexing import where
 from ..tensor import Tensor
@@ -194,7 +194,7 @@ class CudnnRNN(Layer):
                     outputs.append(y if direction == 0 else y[::-1])
                 else:
                     outputs.append(self._masked(rnn, x, state, masks, reverse=direction == 1))
-            x = outputs[0] if self.directions == 1 else shape_ops.cat(outputs, axis=2)
+            x = outputs[0] if self.directions == 1 else joining.cat(outputs, axis=2)
         if not self.return_sequences:
             return x[-1]
         return shape_ops.transpose(x, (1, 0, 2)) if self.batch_first else x

@@ -11,8 +11,8 @@ from autograd import Tensor
 from tests.gpu import (compare_devices, device_under_test, assert_on, run_on,
                        assert_results_match, BOTH_DTYPES)
 from tests.opcase import Integers, draw_arrays
-from tests.operations import (test_activation, test_elementwise, test_indexing, test_linalg,
-                              test_loss, test_padding, test_reduction, test_shape,
+from tests.operations import (test_activation, test_elementwise, test_indexing, test_joining,
+                              test_linalg, test_loss, test_padding, test_reduction, test_shape,
                               test_similarity, test_softmax, test_trigonometry, test_unary)
 from tests.operations.test_conv import conv_settings, _arrays as conv_arrays, _kwargs as conv_kwargs
 from tests.operations.test_einsum import CASES as EINSUM_CASES
@@ -26,8 +26,8 @@ FEW = settings(max_examples=5, deadline=None)
 def _table_cases():
     cases = []
     for module in (test_elementwise, test_unary, test_trigonometry, test_activation,
-                   test_softmax, test_linalg, test_reduction, test_shape, test_padding,
-                   test_indexing, test_loss, test_similarity):
+                   test_softmax, test_linalg, test_reduction, test_shape, test_joining,
+                   test_padding, test_indexing, test_loss, test_similarity):
         # with_one_hot builds its targets as CPU Tensors inside the case: one-hot targets on
         # the GPU are covered by test_softmax_cross_entropy_targets below instead.
         cases += [c for c in module.CASES if not str(c).endswith("_one_hot")]

@@ -1,5 +1,6 @@
 """Shape ops: forward against NumPy, float64 gradcheck, float32 kept (tests/opcase.py), plus
-multi-output split, SINGA's reshape 0 entry and the error messages (pad: test_padding.py)."""
+SINGA's reshape 0 entry and the error messages (cat and split: test_joining.py; pad:
+test_padding.py)."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -59,16 +60,6 @@ CASES = [
     OpCase(autograd.tile, _tile_reference, [floats()], kwargs=dict(repeats=2), name="tile_int"),
     OpCase(autograd.tile, _tile_reference, [floats()], kwargs=dict(repeats=(3, 2)),
            shape=(2, 1, 2), name="tile_fewer_repeats"),
-    OpCase(lambda a, b: autograd.cat([a, b], axis=-1),
-           lambda a, b: np.concatenate([a, b], axis=-1), [floats(), floats()], min_dims=1,
-           name="cat_last_axis"),
-    OpCase(lambda a, b, c: autograd.cat((a, b, c)),
-           lambda a, b, c: np.concatenate([a, b, c]),
-           [floats(shape=(2, 3)), floats(shape=(1, 3)), floats(shape=(3, 3))], name="cat_default"),
-    OpCase(lambda a, b: autograd.concat([a, b], 1), lambda a, b: np.concatenate([a, b], 1),
-           [floats(shape=(2, 3, 2)), floats(shape=(2, 1, 2))], name="concat_alias"),
-    OpCase(lambda x: autograd.split(x, 0, [1, 2])[1], lambda x: x[1:], [floats(shape=(3, 2))],
-           name="split_unused_piece_gets_zeros"),
 ]
 
 
@@ -76,40 +67,6 @@ CASES = [
 @given(data=st.data())
 def test_op(case, data):
     check_case(case, data)
-
-
-# ------------------------------------------------------------------ split (several outputs)
-
-@given(sizes=st.lists(st.integers(0, 3), min_size=1, max_size=4), seed=st.integers(0, 99))
-def test_split_pieces_and_gradients_match_numpy(sizes, seed):
-    rng = np.random.default_rng(seed)
-    data = rng.standard_normal((2, sum(sizes), 3))
-    x = Tensor(data=data, stores_grad=True)
-    pieces = autograd.split(x, 1, sizes)
-    assert isinstance(pieces, tuple) and len(pieces) == len(sizes)
-    for piece, expected in zip(pieces, np.split(data, np.cumsum(sizes)[:-1], axis=1)):
-        np.testing.assert_array_equal(piece.to_numpy(), expected)
-    if sum(sizes):
-        assert autograd.gradcheck(lambda t: autograd.split(t, -2, sizes), [x])
-
-
-def test_split_into_equal_parts_and_singa_num_output():
-    x = Tensor(data=np.arange(12.0).reshape(6, 2))
-    assert [p.shape for p in autograd.split(x, 0, 3)] == [(2, 2)] * 3
-    assert [p.shape for p in autograd.split(x, 0, None, num_output=2)] == [(3, 2)] * 2
-    assert [p.shape for p in autograd.split(x, 1, 2)] == [(6, 1)] * 2
-
-
-def test_split_backward_takes_one_dy_per_output_and_zeros_for_unused():
-    data = np.arange(10.0).reshape(5, 2)
-    x = Tensor(data=data, stores_grad=True)
-    a, b, c = autograd.split(x, 0, [1, 3, 1])
-    loss = autograd.sum(a * 2.0) + autograd.sum(c * c)      # b is not used
-    grad = autograd.gradients(loss)[x].to_numpy()
-    expected = np.zeros_like(data)
-    expected[0] = 2.0
-    expected[4] = 2 * data[4]
-    np.testing.assert_array_equal(grad, expected)
 
 
 # ------------------------------------------------------------------ other behaviour
@@ -134,16 +91,6 @@ def test_tile_with_zero_repeats_gives_an_empty_tensor_and_zero_gradient():
     assert y.shape == (2, 0)
     g = autograd.gradients(y, np.zeros((2, 0), np.float32))[x]
     np.testing.assert_array_equal(g.to_numpy(), [0.0, 0.0])
-
-
-def test_cat_takes_gradients_only_where_needed():
-    a = Tensor(data=[[1.0, 2.0]], stores_grad=True)
-    b = Tensor(data=[[3.0, 4.0]], requires_grad=False)
-    y = autograd.cat([a, b, a], axis=0)
-    dy = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
-    g = autograd.gradients(y, dy)
-    assert list(g) == [a]
-    np.testing.assert_array_equal(g[a].to_numpy(), [[6.0, 8.0]])
 
 
 def test_shape_ops_record_and_skip_recording_like_other_ops():

@@ -1,12 +1,11 @@
-"""Shape ops' paths the mutation run of issue 22 found unchecked (autograd/operations/shape.py):
-messages pinned word for word (the design: the op, what it expected, what it got), axis bounds
-at exactly -ndim and ndim, int shapes, one-tensor cat and 1-D split/squeeze, each against NumPy
-or a hand-derived value."""
+"""Shape ops' paths the mutation run of issue 22 found unchecked (autograd/operations/shape.py
+and joining.py): messages pinned word for word (the design: the op, what it expected, what it
+got), axis bounds at exactly -ndim and ndim, int shapes, 1-D split/squeeze, each against NumPy
+or a hand-derived value (cat's and split's other cases: test_joining.py)."""
 import re
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
 
 import autograd
 from autograd import Tensor
@@ -79,15 +78,6 @@ def test_expand_and_broadcast_to_take_an_int_shape(fn):
     np.testing.assert_array_equal(y.to_numpy(), expected)
 
 
-def test_cat_of_one_tensor_is_a_copy_of_it():
-    """cat([x]) must work (the array module taken from xs[1] would raise an IndexError)."""
-    x = Tensor(data=[[1.0, 2.0], [3.0, 4.0]], stores_grad=True)
-    y = autograd.cat([x], axis=1)
-    np.testing.assert_array_equal(y.to_numpy(), [[1.0, 2.0], [3.0, 4.0]])
-    g = autograd.gradients(y, np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))[x]
-    np.testing.assert_array_equal(g.to_numpy(), [[1.0, 2.0], [3.0, 4.0]])
-
-
 def test_squeeze_and_split_of_a_one_d_tensor():
     """A 1-D tensor is not 0-d (`ndim == 1` in squeeze's and split's 0-d checks survived)."""
     y = autograd.squeeze(Tensor(data=[7.0]), 0)
@@ -95,65 +85,6 @@ def test_squeeze_and_split_of_a_one_d_tensor():
     pieces = autograd.split(Tensor(data=np.arange(5.0)), 0, [2, 3])
     np.testing.assert_array_equal(pieces[0].to_numpy(), [0.0, 1.0])
     np.testing.assert_array_equal(pieces[1].to_numpy(), [2.0, 3.0, 4.0])
-
-
-def test_split_into_one_part_is_the_whole_tensor():
-    """parts=1 is a valid count (`parts <= 1` would refuse it)."""
-    data = np.arange(6.0).reshape(2, 3)
-    (piece,) = autograd.split(Tensor(data=data), 1, 1)
-    np.testing.assert_array_equal(piece.to_numpy(), data)
-
-
-@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data())
-def test_split_joins_the_pieces_of_one_array_without_a_copy(shape, data):
-    """Split's backward: gradients that are consecutive pieces of one array along the axis come
-    back as that array (a view, no copy); pieces of separate arrays, out of order, with a gap,
-    or strided so that the joined view would not be contiguous, are concatenated. Either way
-    the values are NumPy's concatenation."""
-    from autograd.operations.shape import Split
-    axis = data.draw(st.integers(0, len(shape) - 1))
-    whole = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-    cuts = sorted(data.draw(st.lists(st.integers(0, shape[axis]), max_size=3)))
-    bounds = [0, *cuts, shape[axis]]
-    sizes = [b - a for a, b in zip(bounds, bounds[1:])]
-    pieces = [whole[(slice(None),) * axis + (slice(a, b),)] for a, b in zip(bounds, bounds[1:])]
-    op = Split(axis, sizes)
-    joined = op.backward(*pieces)
-    np.testing.assert_array_equal(joined, whole)
-    assert np.shares_memory(joined, whole)
-    copies = [piece.copy() for piece in pieces]
-    separate = op.backward(*copies)
-    np.testing.assert_array_equal(separate, whole)
-    assert len(pieces) == 1 or not np.shares_memory(separate, copies[0])
-    if len(pieces) > 1 and sizes[0] > 0 and sizes[1] > 0:
-        swapped = op.backward(pieces[1], pieces[0], *pieces[2:])
-        np.testing.assert_array_equal(
-            swapped, np.concatenate([pieces[1], pieces[0], *pieces[2:]], axis))
-        assert not np.shares_memory(swapped, whole)
-
-
-def test_split_does_not_join_pieces_with_a_gap_or_a_strided_view():
-    from autograd.operations.shape import Split
-    whole = np.arange(24, dtype=np.float32).reshape(4, 6)
-    gap = Split(1, [2, 2]).backward(whole[:, 0:2], whole[:, 3:5])
-    np.testing.assert_array_equal(gap, np.concatenate([whole[:, 0:2], whole[:, 3:5]], 1))
-    assert not np.shares_memory(gap, whole)
-    # side by side in memory but held by two objects: a view joining them would keep only
-    # the first alive
-    flat = np.arange(8, dtype=np.float32)
-    other_owner = np.asarray(memoryview(flat[4:]))
-    assert other_owner.base is not flat and np.shares_memory(other_owner, flat)
-    apart = Split(0, [4, 4]).backward(flat[:4], other_owner)
-    np.testing.assert_array_equal(apart, flat)
-    assert not np.shares_memory(apart, flat)
-    frozen = np.arange(8, dtype=np.float32)
-    frozen.flags.writeable = False     # a gradient downstream may be written in place
-    copied = Split(0, [4, 4]).backward(frozen[:4], frozen[4:])
-    assert copied.flags.writeable and not np.shares_memory(copied, frozen)
-    strided = whole[::2]          # rows 0 and 2: joined along axis 1 it is not contiguous
-    result = Split(1, [3, 3]).backward(strided[:, :3], strided[:, 3:])
-    np.testing.assert_array_equal(result, strided)
-    assert not np.shares_memory(result, whole)
 
 
 def test_reshapes_checked_target_is_kept_per_input_shape_and_sizes_asked():
