@@ -237,9 +237,12 @@ def _run_concat(context, step, inputs):
         start += count
     planned = [_planned(context, part, part_inputs) for part, part_inputs in groups]
     if None not in planned:
-        y = _planned_concat(planned)
-        if y is not None:
-            return y
+        x, (out_h, out_w) = planned[0][2], planned[0][0]
+        if all(p[0] == (out_h, out_w) and p[2].shape[0] == x.shape[0] and p[2].dtype == x.dtype
+               for p in planned):
+            return _channels_joined(x, out_h, out_w, [
+                (w.shape[0], lambda rows, plan=plan, x=x_part, w=w, b=b: plan(x.data, w, b, rows))
+                for _, plan, x_part, w, b in planned])
     prepared = [_prepared(context, part, part_inputs) for part, part_inputs in groups]
     sizes = None
     if all(p is not None for p in prepared):
@@ -247,31 +250,21 @@ def _run_concat(context, step, inputs):
     if sizes is None or len(sizes) != 1 or len({p[0].dtype for p in prepared}) != 1:
         outputs = [_unfused_conv(context, part, part_inputs) for part, part_inputs in groups]
         return ops.cat(outputs, 1)
-    n, out_h, out_w = sizes.pop()
-    channels = [p[1].shape[0] for p in prepared]
-    x = prepared[0][0]
-    out = buffer_cache.empty(np, (sum(channels), out_h * out_w * n), x.dtype)
-    first = 0
-    for (x_part, w, b, geometry, pads), part, count in zip(prepared, step.parts, channels):
-        convolution.inference_forward(x_part.data, w, b, geometry, pads, part.relu is not None,
-                                      out=out[first:first + count])
-        first += count
-    return x.new_output(from_batch_last(out.reshape(-1, out_h, out_w, n)))
+    _, out_h, out_w = sizes.pop()
+    return _channels_joined(prepared[0][0], out_h, out_w, [
+        (p[1].shape[0], lambda rows, p=p, relu=part.relu is not None: (
+            convolution.inference_forward(p[0].data, *p[1:], relu, out=rows)))
+        for p, part in zip(prepared, step.parts)])
 
 
-def _planned_concat(planned):
-    """The Concat of the planned convolutions' outputs, each written into its channels of one
-    batch-last output; None where their images' sizes or dtypes differ."""
-    x = planned[0][2]
+def _channels_joined(x, out_h, out_w, parts):
+    """A Concat along the channels of convolutions of x's batch, written in place: parts are
+    (channels, write), write(rows) filling its (channels, OH * OW * N) rows of the one
+    batch-last output."""
     n = x.shape[0]
-    if any(p[0] != planned[0][0] or p[2].shape[0] != n or p[2].dtype != x.dtype
-           for p in planned):
-        return None
-    out_h, out_w = planned[0][0]
-    channels = [p[3].shape[0] for p in planned]
-    out = buffer_cache.empty(np, (sum(channels), out_h * out_w * n), x.dtype)
+    out = buffer_cache.empty(np, (sum(count for count, _ in parts), out_h * out_w * n), x.dtype)
     first = 0
-    for (_, plan, x_part, w, b), count in zip(planned, channels):
-        plan(x_part.data, w, b, out[first:first + count])
+    for count, write in parts:
+        write(out[first:first + count])
         first += count
     return x.new_output(from_batch_last(out.reshape(-1, out_h, out_w, n)))

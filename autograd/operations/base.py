@@ -145,29 +145,19 @@ class Operation:
         recording = package.training and (config.no_thread_in_no_grad or
                                           thread_state.grad_enabled)
         arrays = []
-        if not recording:               # no_grad: no needs to work out (a fifth of this call)
-            try:
-                for t in inputs:
-                    arrays.append(t.data)
-                if not inputs:
-                    raise AttributeError("no input")
-                _check_compatible(self, inputs, arrays)
-            except AttributeError:
-                raise _not_tensors(self, inputs) from None
-            self.recording = False
-            return arrays, None
-        needs = []
+        needs = [] if recording else None       # no_grad: none to work out (a fifth of this)
         try:
             for t in inputs:
                 arrays.append(t.data)
-                needs.append(bool(recording and t.requires_grad and
-                                  (t.stores_grad or t.creator is not None)))
+                if recording:
+                    needs.append(bool(t.requires_grad and
+                                      (t.stores_grad or t.creator is not None)))
             if not inputs:
                 raise AttributeError("no input")
             _check_compatible(self, inputs, arrays)
         except AttributeError:
             raise _not_tensors(self, inputs) from None
-        if True not in needs:
+        if not recording or True not in needs:
             self.recording = False
             return arrays, None
         self.needs_input_grad = tuple(needs)
