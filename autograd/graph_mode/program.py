@@ -55,9 +55,9 @@ class ProgramBuilder:
         position; no targets: a bare statement). ``reads`` lists the names it reads."""
         self.lines.append((targets, expression, tuple(reads)))
 
-    def build(self, results):
-        """Compile the program returning the values named ``results``; returns
-        ``(function, source)``."""
+    def build(self, results, parameters=()):
+        """Compile the program returning the values named ``results``, taking the registers
+        named ``parameters`` as its arguments; returns ``(function, source)``."""
         last_read = {}
         for index, (_, _, reads) in enumerate(self.lines):
             for name in reads:
@@ -79,7 +79,8 @@ class ProgramBuilder:
             if done:
                 body.append(f"del {', '.join(done)}")
         body.append(f"return ({''.join(name + ', ' for name in results)})")
-        source = "def replay():\n" + "".join(f"    {line}\n" for line in body)
+        source = (f"def replay({', '.join(parameters)}):\n"
+                  + "".join(f"    {line}\n" for line in body))
         code = compile(source, "<autograd captured step>", "exec")
         exec(code, self.namespace)      # noqa: S102 (our own generated source)
         return self.namespace["replay"], source

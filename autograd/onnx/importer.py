@@ -11,7 +11,8 @@ from ..device import get_default_device
 from ..layers.base import Layer
 from ..model import Model
 from ..tensor import Tensor
-from . import import_fold, import_inference, import_ops, require_onnx
+from ..backend import native
+from . import import_fold, import_inference, import_ops, import_program, require_onnx
 
 __all__ = ["OnnxModel", "read_model"]
 
@@ -93,6 +94,7 @@ class OnnxModel(Model):
         self._eval_steps = self._steps_of(import_fold.eval_nodes(self.nodes,
                                                                  self._folded_pairs))
         self._folded = None          # the folded parameters kept for passes that record nothing
+        self._programs = {}          # the inputs' layouts and weights -> import_program.Program
         # eval passes that record nothing also fuse Conv + Relu and Concats of convolutions
         self._inference_steps = import_inference.inference_steps(self._eval_steps,
                                                                  self.output_names)
@@ -128,9 +130,9 @@ class OnnxModel(Model):
     def train(self, mode=True):
         """Training mode for BatchNorm and Dropout in this graph only: unlike SINGA's
         ``Model.train``, ``autograd.training`` (the whole process's switch) is left as it is.
-        Either switch drops the folded Conv + BatchNorm parameters: the next eval pass folds
-        the current ones again."""
-        self._folded = None
+        Either switch drops the folded Conv + BatchNorm parameters and the traced inference
+        programs: the next eval pass folds the current ones again."""
+        self._forget_folded()
         return Layer.train(self, mode)
 
     def forward(self, *inputs):
@@ -143,36 +145,23 @@ class OnnxModel(Model):
         if len(inputs) != len(self.input_names):
             raise ValueError(f"OnnxModel: the graph takes {len(self.input_names)} input(s) "
                              f"{self.input_names}, got {len(inputs)}")
-        values = dict(self.constants)
-        values.update(self.weights)
-        values.update(self._buffers_by_name)
-        for name, value in zip(self.input_names, inputs):
-            values[name] = value if isinstance(value, Tensor) else Tensor(
-                data=np.asarray(value) if not hasattr(value, "shape") else value,
-                device=self.device, requires_grad=False)
         context = import_ops.Context(self.opset, self.is_training, self.device)
-        wanted = set(names) - set(values)
+        everything = list(names) == list(self.output_names)
+        if (everything and not context.training and not recording.is_recording()
+                and import_inference.applies()):
+            return self._inference_pass(inputs, context)
+        values = self._static_values()
+        values.update(zip(self.input_names, (self._input_tensor(value) for value in inputs)))
         steps = self._steps
-        if (not context.training and self._folded_pairs
-                and list(names) == list(self.output_names)):
+        if not context.training and self._folded_pairs and everything:
             # the folded graph skips each BatchNormalization: only for the graph's outputs
             steps = self._eval_steps
-            values.update(self._folded_parameters(values, context))
-        if (not context.training and not recording.is_recording() and import_inference.applies()
-                and list(names) == list(self.output_names)):
-            steps = self._inference_steps
+            values.update(self._folded_parameters(context))
+        wanted = set(names) - set(values)
         for handler, node in steps:
             if not wanted:
                 break
-            arguments = [values.get(name) if name else None for name in node.input]
-            if any(argument is None for argument in arguments):
-                missing = [name for name, value in zip(node.input, arguments)
-                           if name and value is None]
-                if missing:
-                    raise ValueError(f"OnnxModel: node {node.name or node.op_type} "
-                                     f"({node.op_type}) reads {missing}, which nothing "
-                                     "produced")
-            outputs = handler(context, node, arguments)
+            outputs = handler(context, node, _arguments(values, node))
             if not isinstance(outputs, tuple):
                 outputs = (outputs,)
             for name, value in zip(node.output, outputs):
@@ -184,25 +173,108 @@ class OnnxModel(Model):
             raise ValueError(f"OnnxModel: no node or input produces {unknown}")
         return tuple(_as_tensor(values[name], self.device) for name in names)
 
-    def _folded_parameters(self, values, context):
+    def _inference_pass(self, inputs, context):
+        """An eval pass that records nothing, of the graph's outputs: the program traced for
+        these inputs' layouts (import_program.py), traced on the first such pass. NumPy inputs
+        on a CPU model are read in place, not copied; an output that would share their memory
+        (an Identity graph) is a copy."""
+        tensors = [self._input_tensor(value, copy=False) for value in inputs]
+        key = (tuple(_layout(tensor.data) for tensor in tensors), native.enabled(),
+               self._sources())
+        program = self._programs.get(key)
+        if program is not None:
+            outputs = program(tensors)
+        else:
+            values = self._static_values()
+            if self._folded_pairs:
+                values.update(self._folded_parameters(context))
+            values.update(zip(self.input_names, tensors))
+            outputs, program = import_program.trace(self._inference_steps, values,
+                                                    self.input_names, self.output_names,
+                                                    context, _arguments)
+            if len(outputs) != len(self.output_names):
+                unknown = [name for name in self.output_names if name not in values]
+                raise ValueError(f"OnnxModel: no node or input produces {unknown}")
+            while len(self._programs) >= _MOST_PROGRAMS:
+                self._programs.pop(next(iter(self._programs)))
+            self._programs[key] = program
+        inputs = [tensor.data for tensor in tensors]
+        return tuple(_as_tensor(_unshared(value, inputs), self.device) for value in outputs)
+
+    def _static_values(self):
+        values = dict(self.constants)
+        values.update(self.weights)
+        values.update(self._buffers_by_name)
+        return values
+
+    def _input_tensor(self, value, copy=True):
+        if isinstance(value, Tensor):
+            return value
+        if not copy and type(value) is np.ndarray and self.device.kind == "cpu":
+            return Tensor.from_operation(value, self.device)
+        return Tensor(data=np.asarray(value) if not hasattr(value, "shape") else value,
+                      device=self.device, requires_grad=False)
+
+    def _sources(self):
+        """The arrays of the weights and buffers, by identity: a replaced one (a state loaded,
+        a move to another device) changes it."""
+        return tuple(id(tensor.data) for tensors in (self.weights, self._buffers_by_name)
+                     for tensor in tensors.values())
+
+    def _folded_parameters(self, context):
         """The folded Conv + BatchNorm weights and biases. Computed on the tape in every pass
         that records (gradients reach the unfolded parameters; an optimizer may then change
         them, so the kept ones are dropped), else kept from the first pass after
         ``eval()``/``train()`` or after a parameter's array was replaced. Parameters changed in
         place by hand in eval mode need ``net.eval()`` again."""
+        values = self._static_values()
         if recording.is_recording():
-            self._folded = None
+            self._forget_folded()
             return import_fold.folded_values(self._folded_pairs, values, context)
-        sources = tuple(id(tensor.data) for tensors in (self.weights, self._buffers_by_name)
-                        for tensor in tensors.values())
+        sources = self._sources()
         if self._folded is None or self._folded[0] != sources:
+            self._forget_folded()
             self._folded = (sources, import_fold.folded_values(self._folded_pairs, values,
                                                                context))
         return self._folded[1]
 
+    def _forget_folded(self):
+        """Drop the kept folded parameters and the programs that hold them as constants."""
+        self._folded = None
+        self._programs.clear()
+
     @property
     def is_training(self):
         return bool(self.training) and recording.config.training
+
+
+_MOST_PROGRAMS = 8        # inference programs kept (a model sees a few batch sizes)
+
+
+def _layout(array):
+    return type(array), array.shape, array.strides, array.dtype
+
+
+def _arguments(values, node):
+    """The values a step reads (None for an omitted input), or a clear error naming what
+    nothing produced."""
+    arguments = [values.get(name) if name else None for name in node.input]
+    if any(argument is None for argument in arguments):
+        missing = [name for name, value in zip(node.input, arguments) if name and value is None]
+        if missing:
+            raise ValueError(f"OnnxModel: node {node.name or node.op_type} ({node.op_type}) "
+                             f"reads {missing}, which nothing produced")
+    return arguments
+
+
+def _unshared(value, inputs):
+    """``value``, or a copy where its array may share memory with one of the inputs'."""
+    data = value.data if isinstance(value, Tensor) else value
+    if type(data) is np.ndarray and any(type(x) is np.ndarray and np.may_share_memory(data, x)
+                                        for x in inputs):
+        copied = data.copy()
+        return value.new_output(copied) if isinstance(value, Tensor) else copied
+    return value
 
 
 def _as_tensor(value, device):
