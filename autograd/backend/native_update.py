@@ -51,3 +51,21 @@ def adam(data, grad, m, v, settings):
         return None
     _native.adam(data, grad, m, v, settings, _split_threads())
     return True
+
+
+def sum_of_squares(x):
+    """sum(x ** 2) of a C-contiguous float32 NumPy x as a Python float, added in float64 (by
+    blocks whose sums are added in order: the same bits at any thread count); None where the
+    kernels do not apply."""
+    if not _flat_float32(x):
+        return None
+    return _native.sum_of_squares(x, _split_threads())
+
+
+def scale(alpha, x, y):
+    """``y = alpha * x`` (y writable, not overlapping x), as NumPy's ``np.multiply(x,
+    float32(alpha), out=y)`` rounds it."""
+    if not (_flat_float32(x, y) and y.flags.writeable):
+        return None
+    _native.scale(alpha, x, y, _split_threads())
+    return True

@@ -151,3 +151,66 @@ def test_adam_binding_errors_name_the_operand():
         native._native.adam(data, np.ones(4, np.float32), np.zeros(4), np.zeros(4, np.float32),
                             settings_tuple, 1)
     np.testing.assert_array_equal(data, kept)
+
+
+def _squares_in_order(x):
+    """kernel_update.h's sum_of_squares, written out: by blocks of 2^14 elements, element i of
+    a block in partial sum i % 16, the partials and then the blocks' sums added in order."""
+    total = 0.0
+    for start in range(0, x.size, 2 ** 14):
+        block = x[start:start + 2 ** 14].astype(np.float64)
+        padded = np.zeros(-(-block.size // 16) * 16)
+        padded[:block.size] = block * block
+        partial = np.zeros(16)
+        for row in padded.reshape(-1, 16):
+            partial += row
+        block_total = 0.0
+        for value in partial:
+            block_total += value
+        total += block_total
+    return total
+
+
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 1000, 2 ** 14 - 1, 2 ** 14 + 1,
+                                  3 * 2 ** 15 + 31])
+def test_sum_of_squares_is_the_float64_sum_in_its_order_at_any_thread_count(
+        instruction_set, thread_count, size):
+    rng = np.random.default_rng(size)
+    x = (rng.standard_normal(size) * rng.choice([1e-20, 1.0, 1e15], size)).astype(np.float32)
+    total = native_update.sum_of_squares(x)
+    assert total == _squares_in_order(x)
+    np.testing.assert_allclose(total, np.sum(x.astype(np.float64) ** 2), rtol=1e-13)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_scale_is_numpys_product_and_writes_only_y(instruction_set, thread_count, size):
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal(size).astype(np.float32)
+    x[::7] = np.nan
+    x[1::9] = -0.0
+    memory = np.full(size + 64, 7.0, np.float32)
+    y = memory[32:32 + size]
+    assert native_update.scale(np.float32(-0.37), x, y)
+    np.testing.assert_array_equal(y.view(np.int32), (x * np.float32(-0.37)).view(np.int32))
+    assert np.all(memory[:32] == 7) and np.all(memory[32 + size:] == 7)
+
+
+def test_sum_of_squares_and_scale_refuse_what_they_do_not_take():
+    strided = np.ones(20, np.float32)[::2]
+    assert native_update.sum_of_squares(strided) is None
+    assert native_update.sum_of_squares(np.ones(4)) is None
+    x = np.ones(8, np.float32)
+    assert native_update.scale(2.0, x, x[::-1].copy()[::2]) is None      # y strided
+    assert native_update.scale(2.0, x, x) is None                         # y is x
+    read_only = np.ones(8, np.float32)
+    read_only.flags.writeable = False
+    assert native_update.scale(2.0, x, read_only) is None
+    previous = native.set_enabled(False)
+    try:
+        assert native_update.sum_of_squares(x) is None
+    finally:
+        native.set_enabled(previous)
+    with pytest.raises(ValueError, match="scale: expected x of 8 elements, got 4"):
+        native._native.scale(1.0, np.ones(4, np.float32), x, 1)
+    with pytest.raises(ValueError, match="sum_of_squares: expected x as a C-contiguous float32"):
+        native._native.sum_of_squares(np.ones(4), 1)

@@ -82,6 +82,8 @@ typedef void (*Axpy)(Py_ssize_t, float, const float *, float *);
 typedef void (*ReluForward)(Py_ssize_t, const float *, float *);
 typedef void (*ReluBackward)(Py_ssize_t, const float *, const float *, float *);
 typedef void (*Adam)(Py_ssize_t, float *, const float *, float *, float *, const AdamSettings *);
+typedef double (*SumOfSquares)(Py_ssize_t, const float *);
+typedef void (*Scale)(Py_ssize_t, float, const float *, float *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -113,6 +115,8 @@ static struct {
     ShiftedProducts shifted_products;
     Axpy axpy;
     Adam adam;
+    SumOfSquares sum_of_squares;
+    Scale scale;
     ReluForward relu_forward;
     ReluBackward relu_backward;
 } chosen;
@@ -146,6 +150,8 @@ static struct {
         chosen.shifted_products = shifted_products_##suffix; \
         chosen.axpy = axpy_##suffix;                  \
         chosen.adam = adam_##suffix;                  \
+        chosen.sum_of_squares = sum_of_squares_##suffix; \
+        chosen.scale = scale_##suffix;                \
         chosen.relu_forward = relu_forward_##suffix;  \
         chosen.relu_backward = relu_backward_##suffix; \
     } while (0)

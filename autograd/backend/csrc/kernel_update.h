@@ -43,3 +43,33 @@ static void KERNEL(adam)(Py_ssize_t count, float *restrict data, const float *re
         data[i] = value + step * (first / denominator);
     }
 }
+
+/* sum(x^2) of `count` float32 values, in double: element i goes to partial sum i % 16, and
+ * the 16 partial sums are added in order at the end. A float32 square is exact in double, so
+ * every build (FMA or not, any vector width) gives the same bits. */
+static double KERNEL(sum_of_squares)(Py_ssize_t count, const float *restrict x)
+{
+    double partial[16] = {0.0};
+    Py_ssize_t i = 0;
+    for (; i + 16 <= count; i += 16)
+        for (int lane = 0; lane < 16; lane++) {
+            double value = x[i + lane];
+            partial[lane] += value * value;
+        }
+    for (int lane = 0; i + lane < count; lane++) {
+        double value = x[i + lane];
+        partial[lane] += value * value;
+    }
+    double total = 0.0;
+    for (int lane = 0; lane < 16; lane++)
+        total += partial[lane];
+    return total;
+}
+
+/* y = alpha x (a clipped gradient: one rounding per element, as NumPy's x * alpha) */
+static void KERNEL(scale)(Py_ssize_t count, float alpha, const float *restrict x,
+                          float *restrict y)
+{
+    for (Py_ssize_t i = 0; i < count; i++)
+        y[i] = alpha * x[i];
+}

@@ -141,3 +141,83 @@ static PyObject *adam(PyObject *self, PyObject *args)
     release_flat(views, 4);
     Py_RETURN_NONE;
 }
+
+static void scale_part(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const UpdateJob *j = context;
+    Py_ssize_t first, count;
+    update_range(j, start, stop, &first, &count);
+    chosen.scale(count, j->alpha, j->grad + first, j->data + first);
+}
+
+/* scale(alpha, x, y, threads): y = alpha x for C-contiguous float32 x and y of one size */
+static PyObject *scale(PyObject *self, PyObject *args)
+{
+    PyObject *x, *y;
+    float alpha;
+    int threads;
+    if (!PyArg_ParseTuple(args, "fOOi:scale", &alpha, &x, &y, &threads))
+        return NULL;
+    Py_buffer views[2];
+    if (take_flat("scale", "y", y, &views[1], 1, -1) < 0)
+        return NULL;
+    if (take_flat("scale", "x", x, &views[0], 0, views[1].len / 4) < 0) {
+        release_flat(views + 1, 1);
+        return NULL;
+    }
+    UpdateJob job = {views[1].len / 4, alpha, views[1].buf, views[0].buf, NULL, NULL, NULL};
+    run_update(scale_part, &job, threads);
+    release_flat(views, 2);
+    Py_RETURN_NONE;
+}
+
+/* Elements whose squares one block adds up: the blocks' sums are then added in order, so the
+ * result is the same whatever the thread count */
+#define SQUARES_BLOCK (1 << 14)
+
+typedef struct {
+    const float *x;
+    Py_ssize_t count;
+    double *sums;                 /* one per block */
+} SquaresJob;
+
+static void squares_part(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const SquaresJob *j = context;
+    for (Py_ssize_t block = start; block < stop; block++) {
+        Py_ssize_t first = block * SQUARES_BLOCK;
+        Py_ssize_t count = j->count - first < SQUARES_BLOCK ? j->count - first : SQUARES_BLOCK;
+        j->sums[block] = chosen.sum_of_squares(count, j->x + first);
+    }
+}
+
+/* sum_of_squares(x, threads): sum(x^2) of a C-contiguous float32 array as a Python float,
+ * computed in double (kernel_update.h) by blocks of SQUARES_BLOCK elements split over the
+ * threads, the blocks' sums added in order */
+static PyObject *sum_of_squares(PyObject *self, PyObject *args)
+{
+    PyObject *x;
+    int threads;
+    if (!PyArg_ParseTuple(args, "Oi:sum_of_squares", &x, &threads))
+        return NULL;
+    Py_buffer view;
+    if (take_flat("sum_of_squares", "x", x, &view, 0, -1) < 0)
+        return NULL;
+    Py_ssize_t count = view.len / 4;
+    Py_ssize_t blocks = (count + SQUARES_BLOCK - 1) / SQUARES_BLOCK;
+    double *sums = PyMem_RawMalloc((size_t)(blocks > 0 ? blocks : 1) * sizeof(double));
+    if (sums == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    SquaresJob job = {view.buf, count, sums};
+    Py_BEGIN_ALLOW_THREADS
+    parallel(squares_part, &job, blocks, update_parts(count, threads));
+    Py_END_ALLOW_THREADS
+    double total = 0.0;
+    for (Py_ssize_t block = 0; block < blocks; block++)
+        total += sums[block];
+    PyMem_RawFree(sums);
+    PyBuffer_Release(&view);
+    return PyFloat_FromDouble(total);
+}
