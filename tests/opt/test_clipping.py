@@ -53,6 +53,26 @@ def test_large_gradients_norm_and_scale(dtype, layout, thread_count):
                                    rtol=4 * tolerance)
 
 
+def test_the_float32_norm_and_clipped_gradients_have_the_same_bits_at_any_thread_count():
+    rng = np.random.default_rng(4)
+    grads = [(rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(np.float32)
+             for shape in [(700, 300), (65537,), (5,)]]
+    pairs = [(Tensor(data=np.zeros(g.shape, np.float32), stores_grad=True), g) for g in grads]
+    previous = autograd.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2, 3):
+            autograd.set_num_threads(threads)
+            clipped, norm = opt.clip_grad_norm(pairs, 1.0)
+            results.append((norm.to_numpy(), [grad.copy() for _, grad in clipped]))
+    finally:
+        autograd.set_num_threads(previous)
+    for norm, clipped in results[1:]:
+        assert norm.tobytes() == results[0][0].tobytes()
+        for ours, first in zip(clipped, results[0][1]):
+            np.testing.assert_array_equal(ours.view(np.int32), first.view(np.int32))
+
+
 def test_small_gradients_are_unchanged_and_raw_arrays_stay_arrays():
     param = Tensor(data=[0.0, 0.0], stores_grad=True)
     grad = np.array([0.3, 0.4], np.float32)
