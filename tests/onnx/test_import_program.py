@@ -256,3 +256,24 @@ def test_a_program_reads_the_folded_parameters_of_the_weights_an_eval_mode_step_
     with autograd.no_grad():
         np.testing.assert_allclose(after, reference(x).to_numpy(), rtol=1e-6, atol=1e-6)
     assert not np.allclose(before, after)
+
+
+def test_an_omitted_output_and_a_node_after_the_outputs():
+    """Split's middle output omitted (no name: no register); a node after every graph output is
+    known is not run, and not written."""
+    nodes = [helper.make_node("Split", ["x"], ["a", "", "c"], axis=1, num_outputs=3),
+             helper.make_node("Add", ["a", "c"], ["y"]),
+             helper.make_node("Neg", ["y"], ["dead"])]
+    graph = helper.make_graph(
+        nodes, "split", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])])
+    net = autograd.onnx.load(helper.make_model(graph,
+                                               opset_imports=[helper.make_opsetid("", 18)]))
+    net.eval()
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    with autograd.no_grad():
+        for _ in range(2):
+            np.testing.assert_array_equal(net(x).to_numpy(), x[:, 0:2] + x[:, 4:6])
+    (program,) = net._programs.values()
+    calls = [line for line in program.source.splitlines() if "= k" in line]
+    assert len(calls) == 2 and calls[0].strip().startswith("r") and ", _, r" in calls[0]
