@@ -93,6 +93,24 @@ static void release_flat(Py_buffer *views, int count)
             PyBuffer_Release(&views[k]);
 }
 
+/* A pass of alpha over C-contiguous float32 x and y of one size, in place on y: `part` (an
+ * UpdateJob's task) split over the pool; the binding `kernel`'s errors name its operands. */
+static PyObject *alpha_x_y_pass(const char *kernel, Task part, float alpha, PyObject *x,
+                                PyObject *y, int threads)
+{
+    Py_buffer views[2];
+    if (take_flat(kernel, "y", y, &views[1], 1, -1) < 0)
+        return NULL;
+    if (take_flat(kernel, "x", x, &views[0], 0, views[1].len / 4) < 0) {
+        release_flat(views + 1, 1);
+        return NULL;
+    }
+    UpdateJob job = {views[1].len / 4, alpha, views[1].buf, views[0].buf, NULL, NULL, NULL};
+    run_update(part, &job, threads);
+    release_flat(views, 2);
+    Py_RETURN_NONE;
+}
+
 /* axpy(alpha, x, y, threads): y += alpha x for C-contiguous float32 x and y of one size */
 static PyObject *axpy(PyObject *self, PyObject *args)
 {
@@ -101,17 +119,7 @@ static PyObject *axpy(PyObject *self, PyObject *args)
     int threads;
     if (!PyArg_ParseTuple(args, "fOOi:axpy", &alpha, &x, &y, &threads))
         return NULL;
-    Py_buffer views[2];
-    if (take_flat("axpy", "y", y, &views[1], 1, -1) < 0)
-        return NULL;
-    if (take_flat("axpy", "x", x, &views[0], 0, views[1].len / 4) < 0) {
-        release_flat(views + 1, 1);
-        return NULL;
-    }
-    UpdateJob job = {views[1].len / 4, alpha, views[1].buf, views[0].buf, NULL, NULL, NULL};
-    run_update(axpy_part, &job, threads);
-    release_flat(views, 2);
-    Py_RETURN_NONE;
+    return alpha_x_y_pass("axpy", axpy_part, alpha, x, y, threads);
 }
 
 /* adam(data, grad, m, v, (beta_1, beta_2, keep_1, keep_2, epsilon, l2, decay,
@@ -158,17 +166,7 @@ static PyObject *scale(PyObject *self, PyObject *args)
     int threads;
     if (!PyArg_ParseTuple(args, "fOOi:scale", &alpha, &x, &y, &threads))
         return NULL;
-    Py_buffer views[2];
-    if (take_flat("scale", "y", y, &views[1], 1, -1) < 0)
-        return NULL;
-    if (take_flat("scale", "x", x, &views[0], 0, views[1].len / 4) < 0) {
-        release_flat(views + 1, 1);
-        return NULL;
-    }
-    UpdateJob job = {views[1].len / 4, alpha, views[1].buf, views[0].buf, NULL, NULL, NULL};
-    run_update(scale_part, &job, threads);
-    release_flat(views, 2);
-    Py_RETURN_NONE;
+    return alpha_x_y_pass("scale", scale_part, alpha, x, y, threads);
 }
 
 /* Elements whose squares one block adds up: the blocks' sums are then added in order, so the
