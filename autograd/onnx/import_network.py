@@ -192,6 +192,8 @@ def _softmax(context, node, inputs, operation):
     if context.version >= 13:
         return operation(x, attribute(node, "axis", -1))
     axis = attribute(node, "axis", 1) % max(x.ndim, 1)    # old opsets: 2-D at axis
+    if all(size == 1 for size in x.shape[axis + 1:]):
+        return operation(x, axis)   # the 2-D rows are x's axis (a classifier's (N, C, 1, 1))
     rows = int(np.prod(x.shape[:axis], dtype=np.int64))
     y = operation(ops.reshape(x, (rows, -1)), 1)
     return ops.reshape(y, x.shape)

@@ -231,6 +231,9 @@ def test_softmax_before_and_after_opset_13(op_type, opset, axis):
     check(op_type, x, opset=opset, **({} if axis is None else {"axis": axis}))
     if axis in (0, -1):           # a vector: the axis counts from its one dimension
         check(op_type, x[0, 0], opset=opset, axis=axis)
+    # a classifier's (N, C, 1, 1): before 13 one softmax over the axis when all after it are 1
+    x = RNG.standard_normal((2, 5, 1, 1)).astype(np.float32)
+    check(op_type, x, opset=opset, **({} if axis is None else {"axis": axis}))
 
 
 def test_dropout_in_eval_mode_is_the_identity_with_a_mask_of_ones():
