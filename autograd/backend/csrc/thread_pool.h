@@ -9,11 +9,13 @@
  * matrix, which one core's cannot.
  *
  * parallel(task, context, length, parts) runs task(context, start, stop) over [0, length) cut
- * into `parts` contiguous chunks: the caller runs the first, worker k the k-th (so a weight's
- * columns stay with one core from call to call) unless the caller gets to it first, and it
- * returns when all have finished. The tasks must not touch Python objects (the caller has
- * released the GIL). One caller at a time uses the workers; another one meanwhile runs its
- * task alone.
+ * into `parts` contiguous chunks, each handed out as POOL_SLICES slices in order: the caller
+ * runs the first chunk, worker k the k-th (so a weight's columns stay with one core from call
+ * to call), and a thread that has finished its own chunk takes the slices left in the others
+ * (a worker the system stopped or slowed holds up only the slice it is in); it returns when
+ * all have finished. Any cut gives the same result: each index of a task is computed alone.
+ * The tasks must not touch Python objects (the caller has released the GIL). One caller at a
+ * time uses the workers; another one meanwhile runs its task alone.
  * Workers start on first use (importing the module starts none) and a forked child starts its
  * own. Without POSIX threads (Windows) every task runs on the calling thread. */
 
@@ -40,6 +42,11 @@ static int row_parts(Py_ssize_t rows, Py_ssize_t width, int threads)
 #include <time.h>
 
 #define POOL_MAX_WORKERS 15
+/* Slices of each chunk, handed out one at a time: what another thread can take over. When
+ * the host slowed the second core for a while (two threads then ran SqueezeNet's batch-1
+ * forward no faster than one), 4 made it 3.5% faster; elsewhere it was level
+ * (benchmarks/NOTES.md, twenty-third session). */
+#define POOL_SLICES 4
 /* How long a worker that finished a chunk spins before it sleeps (pool_spin). A forward's
  * Python between two kernels often takes longer than 50 us, after which a sleeping worker
  * had to be woken for each kernel: after an idle pause SqueezeNet's batch-1 forward took
@@ -56,8 +63,8 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     atomic_ulong generation;         /* bumped once per task handed out */
-    atomic_int claimed[POOL_MAX_WORKERS + 1];    /* part k of the current task taken */
-    atomic_int done;                 /* parts of the current task finished */
+    atomic_int taken[POOL_MAX_WORKERS + 1];      /* slices of part k handed out */
+    atomic_int done;                 /* slices of the current task finished */
     atomic_int sleeping;             /* workers waiting on `wake` */
     atomic_int busy;                 /* a caller holds the workers */
     int workers;                     /* started */
@@ -76,21 +83,38 @@ static long monotonic_nanoseconds(void)
     return now.tv_sec * 1000000000L + now.tv_nsec;
 }
 
-/* Runs part `part` of the current task if no one has taken it yet. A part is taken once per
- * task: the flags are cleared (after the task's fields are written) before the task is handed
- * out, and the previous task ended only when all of its flags were set, so a worker that
- * takes a part, however late it woke, reads the fields of the task that part belongs to. */
-static void claim_part(int part)
+/* Runs the slices of part `part` of the current task that no thread has taken yet, in
+ * order. A part's slices are handed out once per task: the counters are cleared (after the
+ * task's fields are written) before the task is handed out, and the previous task ended only
+ * when all of its slices were done, so a thread that takes a slice, however late it woke,
+ * reads the fields of the task that slice belongs to. */
+static void run_part(int part)
 {
-    int unclaimed = 0;
-    if (part >= atomic_load(&pool.parts_posted)
-            || !atomic_compare_exchange_strong(&pool.claimed[part], &unclaimed, 1))
-        return;
-    Py_ssize_t start = pool.length * part / pool.parts;
-    Py_ssize_t stop = pool.length * (part + 1) / pool.parts;
-    if (start < stop)
-        pool.task(pool.context, start, stop);
-    atomic_fetch_add(&pool.done, 1);
+    for (;;) {
+        if (part >= atomic_load(&pool.parts_posted))
+            return;
+        int slice = atomic_fetch_add(&pool.taken[part], 1);
+        if (slice >= POOL_SLICES)
+            return;
+        Py_ssize_t first = pool.length * part / pool.parts;
+        Py_ssize_t size = pool.length * (part + 1) / pool.parts - first;
+        Py_ssize_t start = first + size * slice / POOL_SLICES;
+        Py_ssize_t stop = first + size * (slice + 1) / POOL_SLICES;
+        if (start < stop)
+            pool.task(pool.context, start, stop);
+        atomic_fetch_add(&pool.done, 1);
+    }
+}
+
+/* Part `own` first (worker k's part k, the caller's 0: the same core for the same data from
+ * call to call), then the slices left in the others: a thread the system stopped or slowed
+ * in the middle of its part holds up only the slice it is in. */
+static void run_parts(int own, int parts)
+{
+    run_part(own);
+    for (int part = 0; part < parts; part++)
+        if (part != own)
+            run_part(part);
 }
 
 /* Waits until the generation moves past `seen`: spinning first, yielding the core to any
@@ -131,7 +155,8 @@ static void *pool_worker(void *argument)
     unsigned long seen = pool.created_at;
     for (;;) {
         seen = wait_for_task(seen);
-        claim_part(part);
+        if (part < atomic_load(&pool.parts_posted))
+            run_parts(part, atomic_load(&pool.parts_posted));
     }
     return NULL;
 }
@@ -194,7 +219,7 @@ static void parallel(Task task, void *context, Py_ssize_t length, int parts)
     pool.parts = parts;
     atomic_store(&pool.done, 0);
     for (int part = 0; part < parts; part++)
-        atomic_store(&pool.claimed[part], 0);
+        atomic_store(&pool.taken[part], 0);
     atomic_store(&pool.parts_posted, parts);
     atomic_fetch_add(&pool.generation, 1);
     if (atomic_load(&pool.sleeping) > 0) {
@@ -202,12 +227,11 @@ static void parallel(Task task, void *context, Py_ssize_t length, int parts)
         pthread_cond_broadcast(&pool.wake);
         pthread_mutex_unlock(&pool.lock);
     }
-    /* The caller runs part 0, then every part no worker has taken yet: on a machine with more
-     * runnable threads than cores a worker may not run for milliseconds, and waiting for it
-     * would idle the caller that long. Then it waits for the parts that workers took. */
-    for (int part = 0; part < parts; part++)
-        claim_part(part);
-    for (int spins = 1; atomic_load(&pool.done) < parts; spins++) {
+    /* The caller runs part 0, then every slice no worker has taken yet: on a machine with
+     * more runnable threads than cores a worker may not run for milliseconds, and waiting for
+     * it would idle the caller that long. Then it waits for the slices that workers took. */
+    run_parts(0, parts);
+    for (int spins = 1; atomic_load(&pool.done) < parts * POOL_SLICES; spins++) {
         CPU_RELAX();
         if (spins % 64 == 0)
             sched_yield();
