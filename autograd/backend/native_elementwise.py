@@ -42,6 +42,18 @@ def relu_backward(dy, y, dx):
     return True
 
 
+def row_means(x, scale):
+    """``scale * x.sum(axis=1)`` of a C-contiguous float32 2-D NumPy x as a new (R,) array, its
+    rows split over the threads (kernel_rows.h's row_means: each row's values in 16 float32
+    partial sums, added in order); None where the kernel does not apply."""
+    if not (_state["enabled"] and type(x) is np.ndarray and x.dtype == _FLOAT32 and x.ndim == 2
+            and x.flags.c_contiguous and x.shape[0] and x.shape[1]):
+        return None
+    out = np.empty(x.shape[0], _FLOAT32)
+    _native.row_means(x, out, scale, _split_threads())
+    return out
+
+
 def _flat_views(*arrays):
     """The arrays (the last one written) as C-contiguous views in their memory order, or None
     where the kernel does not apply: switched off, not float32 NumPy arrays of one shape and

@@ -128,3 +128,52 @@ def test_the_binding_names_the_kernel_and_the_operand():
     read_only.flags.writeable = False
     with pytest.raises(ValueError, match="relu_forward: y: .*read-only"):
         native._native.relu_forward(x, read_only, 1)
+
+
+def _row_means_in_order(x, scale):
+    """kernel_rows.h's row_means written out in float32: value j of a row in partial j % 16,
+    lane k + 8 added into k, then k + 4, k + 2, k + 1, times scale."""
+    rows, count = x.shape
+    padded = np.zeros((rows, -(-count // 16) * 16), np.float32)
+    padded[:, :count] = x
+    partial = np.zeros((rows, 16), np.float32)
+    for block in range(padded.shape[1] // 16):
+        partial += padded[:, 16 * block:16 * block + 16]
+    for width in (8, 4, 2, 1):
+        partial[:, :width] += partial[:, width:2 * width]
+    return partial[:, 0] * np.float32(scale)
+
+
+@pytest.mark.parametrize("rows, count", [(1, 1), (3, 15), (5, 16), (7, 17), (1000, 169),
+                                         (2048, 49), (40, 3000)])
+def test_row_means_are_their_partial_sums_in_order_at_any_thread_count(instruction_set,
+                                                                        rows, count):
+    rng = np.random.default_rng(count)
+    x = (rng.standard_normal((rows, count)) * rng.choice([1e-3, 1.0, 1e3], (rows, count))
+         ).astype(np.float32)
+    expected = _row_means_in_order(x, 1.0 / count)
+    previous = autograd.get_num_threads()
+    try:
+        for threads in (1, 3):
+            autograd.set_num_threads(threads)
+            means = native_elementwise.row_means(x, np.float32(1.0 / count))
+            np.testing.assert_array_equal(means.view(np.int32), expected.view(np.int32))
+    finally:
+        autograd.set_num_threads(previous)
+    np.testing.assert_allclose(means, x.astype(np.float64).mean(axis=1), rtol=1e-5, atol=1e-3)
+
+
+def test_row_means_refuse_what_they_do_not_take():
+    x = np.ones((4, 6), np.float32)
+    for refused in (x[:, ::2], x.astype(np.float64), x[:0], np.ones((4, 0), np.float32),
+                    np.ones(6, np.float32)):
+        assert native_elementwise.row_means(refused, 1.0) is None
+    with pytest.raises(ValueError, match="row_means: expected x of a multiple of out's 4"):
+        native._native.row_means(np.ones(10, np.float32), np.empty(4, np.float32), 1.0, 1)
+    with pytest.raises(ValueError, match="row_means: out overlaps x"):
+        native._native.row_means(x, x.reshape(-1)[:4], 1.0, 1)
+    previous = native.set_enabled(False)
+    try:
+        assert native_elementwise.row_means(x, 1.0) is None
+    finally:
+        native.set_enabled(previous)

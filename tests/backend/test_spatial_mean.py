@@ -1,6 +1,7 @@
 """The global average pooling kernel (backend/pooling.py, spatial_mean): each (n, c) plane's
-mean, as NumPy's, by one GEMV over every plane of a C-order batch, a GEMV per channel of a
-batch-last batch, and NumPy's mean for any other layout; the Mean operation and
+mean, as NumPy's, by the compiled row pass (float32) or one GEMV over every plane of a
+C-order batch, a GEMV per channel of a batch-last batch, and NumPy's mean for any other
+layout; the Mean operation and
 global_avg_pool2d through it, forward and backward."""
 import numpy as np
 import pytest
@@ -8,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd import Tensor
-from autograd.backend import pooling
+from autograd.backend import native, pooling
+from tests.backend import native_helpers
 from tests.backend.test_native_convolution import laid_out
 
 
@@ -27,23 +29,29 @@ def test_the_mean_of_each_plane(n, c, h, w, layout, dtype, seed):
 
 
 def test_c_order_and_batch_last_take_the_product_and_others_numpys_mean(monkeypatch):
+    """float32 in C order: the compiled row pass where built (else one GEMV); float64 in C
+    order one GEMV, a batch-last batch a GEMV per channel, other layouts NumPy's mean."""
     calls = []
     real = np.matmul
     monkeypatch.setattr(pooling.np, "matmul",
                         lambda a, b, **k: calls.append((a.shape, b.shape)) or real(a, b, **k))
+    compiled = native_helpers.record_calls(monkeypatch, ("row_means",)) if native.available() \
+        else []
     x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
     want = x.mean(axis=(2, 3), keepdims=True)
     pooling.spatial_mean(laid_out(x, "channels last"))
     pooling.spatial_mean(x.astype(np.int64))
     pooling.spatial_mean(x[:, :, :, :4])                        # planes not contiguous
-    assert calls == []
-    np.testing.assert_allclose(pooling.spatial_mean(x), want, rtol=1e-6)
+    assert calls == [] and compiled == []
+    np.testing.assert_allclose(pooling.spatial_mean(x.astype(np.float64)), want, rtol=1e-12)
     assert calls == [((6, 20), (20,))]                          # every plane in one GEMV
+    np.testing.assert_allclose(pooling.spatial_mean(x), want, rtol=1e-6)
     y = pooling.spatial_mean(laid_out(x[:1], "batch last"))     # one image: C order too
-    assert calls[1] == ((3, 20), (20,))
     np.testing.assert_allclose(y, want[:1], rtol=1e-6)
+    if native.available():
+        assert compiled == ["row_means", "row_means"] and len(calls) == 1
     y = pooling.spatial_mean(laid_out(x, "batch last"))
-    assert calls[2] == ((20,), (3, 20, 2))                      # a GEMV per channel
+    assert calls[-1] == ((20,), (3, 20, 2))                     # a GEMV per channel
     np.testing.assert_allclose(y, want, rtol=1e-6)
 
 

@@ -363,6 +363,8 @@ static PyMethodDef methods[] = {
      "scale(alpha, x, y, threads): y = alpha x for float32 arrays of one size"},
     {"sum_of_squares", sum_of_squares, METH_VARARGS,
      "sum_of_squares(x, threads): sum(x^2) of a float32 array, in double"},
+    {"row_means", row_means, METH_VARARGS,
+     "row_means(x, out, scale, threads): out = scale * the sums of x's rows"},
     {"adam", adam, METH_VARARGS,
      "adam(data, grad, m, v, settings, threads): one Adam step in place"},
     {"epilogue", epilogue, METH_VARARGS,

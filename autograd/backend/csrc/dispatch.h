@@ -84,6 +84,7 @@ typedef void (*ReluBackward)(Py_ssize_t, const float *, const float *, float *);
 typedef void (*Adam)(Py_ssize_t, float *, const float *, float *, float *, const AdamSettings *);
 typedef double (*SumOfSquares)(Py_ssize_t, const float *);
 typedef void (*Scale)(Py_ssize_t, float, const float *, float *);
+typedef void (*RowMeans)(Py_ssize_t, Py_ssize_t, const float *, float, float *);
 typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, const int64_t *,
                                           float *);
 
@@ -117,6 +118,7 @@ static struct {
     Adam adam;
     SumOfSquares sum_of_squares;
     Scale scale;
+    RowMeans row_means;
     ReluForward relu_forward;
     ReluBackward relu_backward;
 } chosen;
@@ -152,6 +154,7 @@ static struct {
         chosen.adam = adam_##suffix;                  \
         chosen.sum_of_squares = sum_of_squares_##suffix; \
         chosen.scale = scale_##suffix;                \
+        chosen.row_means = row_means_##suffix;        \
         chosen.relu_forward = relu_forward_##suffix;  \
         chosen.relu_backward = relu_backward_##suffix; \
     } while (0)

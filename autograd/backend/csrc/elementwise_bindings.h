@@ -77,3 +77,49 @@ static PyObject *relu_backward(PyObject *self, PyObject *args)
 {
     return run_elementwise("relu_backward", args, 3, relu_backward_part);
 }
+
+typedef struct {
+    const float *x;
+    float *out;
+    Py_ssize_t count;            /* values a row */
+    float scale;
+} RowMeansJob;
+
+static void row_means_part(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const RowMeansJob *j = context;
+    chosen.row_means(stop - start, j->count, j->x + start * j->count, j->scale, j->out + start);
+}
+
+/* row_means(x, out, scale, threads): out[r] = scale * sum(x[r, :]) for x a C-contiguous
+ * float32 array of out's size rows (out C-contiguous float32, apart from x), the rows split
+ * over the thread pool */
+static PyObject *row_means(PyObject *self, PyObject *args)
+{
+    PyObject *x, *out;
+    float scale;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOfi:row_means", &x, &out, &scale, &threads))
+        return NULL;
+    Py_buffer views[2];
+    if (take_flat("row_means", "out", out, &views[1], 1, -1) < 0)
+        return NULL;
+    if (take_flat("row_means", "x", x, &views[0], 0, -1) < 0) {
+        release_flat(views + 1, 1);
+        return NULL;
+    }
+    Py_ssize_t rows = views[1].len / 4, size = views[0].len / 4;
+    if (rows == 0 || size % rows != 0 || views_overlap(&views[1], &views[0])) {
+        PyErr_Format(PyExc_ValueError, rows == 0 || size % rows != 0
+                     ? "row_means: expected x of a multiple of out's %zd values, got %zd"
+                     : "row_means: out overlaps x", rows, size);
+        release_flat(views, 2);
+        return NULL;
+    }
+    RowMeansJob job = {views[0].buf, views[1].buf, size / rows, scale};
+    Py_BEGIN_ALLOW_THREADS
+    parallel(row_means_part, &job, rows, row_parts(rows, job.count, threads));
+    Py_END_ALLOW_THREADS
+    release_flat(views, 2);
+    Py_RETURN_NONE;
+}

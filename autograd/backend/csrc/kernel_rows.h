@@ -170,3 +170,29 @@ static void KERNEL(relu_backward)(Py_ssize_t count, const float *restrict dy,
     for (Py_ssize_t j = 0; j < count; j++)
         dx[j] = dy[j] * (float)(y[j] > 0.0f);
 }
+
+/* out[r] = scale * the sum of row r's `count` values (rows one after another from x): 16
+ * partial sums in float32, value j in partial j % 16, then added pairwise (lane k + 8 into k,
+ * then k + 4, k + 2, k + 1): the plane means of a global average pool, the same bits on
+ * every build and any split of the rows (the pairwise tail is 4 vector steps; 16 adds in a
+ * row took as long as the row's loads) */
+static void KERNEL(row_means)(Py_ssize_t rows, Py_ssize_t count, const float *restrict x,
+                              float scale, float *restrict out)
+{
+    for (Py_ssize_t r = 0; r < rows; r++, x += count) {
+        float partial[16] = {0.0f};
+        Py_ssize_t j = 0;
+        for (; j + 16 <= count; j += 16)
+            for (int lane = 0; lane < 16; lane++)
+                partial[lane] += x[j + lane];
+        for (int lane = 0; j + lane < count; lane++)
+            partial[lane] += x[j + lane];
+        for (int lane = 0; lane < 8; lane++)
+            partial[lane] += partial[lane + 8];
+        for (int lane = 0; lane < 4; lane++)
+            partial[lane] += partial[lane + 4];
+        for (int lane = 0; lane < 2; lane++)
+            partial[lane] += partial[lane + 2];
+        out[r] = (partial[0] + partial[1]) * scale;
+    }
+}
