@@ -195,8 +195,9 @@ class OnnxModel(Model):
             if len(outputs) != len(self.output_names):
                 unknown = [name for name in self.output_names if name not in values]
                 raise ValueError(f"OnnxModel: no node or input produces {unknown}")
-            while len(self._programs) >= _MOST_PROGRAMS:
-                self._programs.pop(next(iter(self._programs)))
+            kept = list(self._programs)     # a copy: another thread may run a pass meanwhile
+            for oldest in kept[:max(len(kept) - _MOST_PROGRAMS + 1, 0)]:
+                self._programs.pop(oldest, None)
             self._programs[key] = program
         inputs = [tensor.data for tensor in tensors]
         return tuple(_as_tensor(_unshared(value, inputs), self.device) for value in outputs)

@@ -277,3 +277,30 @@ def test_an_omitted_output_and_a_node_after_the_outputs():
     (program,) = net._programs.values()
     calls = [line for line in program.source.splitlines() if "= k" in line]
     assert len(calls) == 2 and calls[0].strip().startswith("r") and ", _, r" in calls[0]
+
+
+def test_a_model_keeps_its_eight_latest_programs_and_threads_may_share_it():
+    import threading
+    from autograd.onnx import importer
+    net = autograd.onnx.load(_model())
+    net.eval()
+    rng = np.random.default_rng(12)
+    inputs = [rng.standard_normal((batch, 4, 7, 7)).astype(np.float32) for batch in range(1, 11)]
+    with autograd.no_grad():
+        alone = [net(x).to_numpy() for x in inputs]
+    assert len(net._programs) == importer._MOST_PROGRAMS == 8
+    assert [key[0][0][1][0] for key in net._programs] == list(range(3, 11))   # batch sizes
+    results = {}
+
+    def run(index):
+        with autograd.no_grad():
+            for repeat in range(3):
+                results[(index, repeat)] = net(inputs[(index + repeat) % 10]).to_numpy()
+    workers = [threading.Thread(target=run, args=(index,)) for index in range(6)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(results) == 18 and len(net._programs) <= 8
+    for (index, repeat), y in results.items():
+        np.testing.assert_array_equal(_bits(y), _bits(alone[(index + repeat) % 10]))
