@@ -44,8 +44,8 @@ static int row_parts(Py_ssize_t rows, Py_ssize_t width, int threads)
 #define POOL_MAX_WORKERS 15
 /* Slices of each chunk, handed out one at a time: what another thread can take over. When
  * the host slowed the second core for a while (two threads then ran SqueezeNet's batch-1
- * forward no faster than one), 4 made it 3.5% faster; elsewhere it was level
- * (benchmarks/NOTES.md, twenty-third session). */
+ * forward no faster than one), 4 made it 0.7-3.5% faster; elsewhere it was level, and 16
+ * 1-1.4% slower than 4 (benchmarks/NOTES.md, twenty-third session). */
 #define POOL_SLICES 4
 /* How long a worker that finished a chunk spins before it sleeps (pool_spin). A forward's
  * Python between two kernels often takes longer than 50 us, after which a sleeping worker
