@@ -205,12 +205,93 @@ _UNSEEN = object()
 _MOST_PLANS = 64            # layouts kept per step (a model sees a few batch sizes)
 
 
+class PlannedConv:
+    """A FusedConv (no Add) with the kernel plan of its arrays' layouts bound (``of`` makes it,
+    None where the step has no plan): called with its input x, it runs the plan where x, W
+    and b are laid out as when it was made and W and b are still the weights' arrays;
+    otherwise the step as :func:`_run_conv` runs it. import_program.py's programs call it."""
+
+    @classmethod
+    def of(cls, context, step, inputs):
+        planned = _planned(context, step, inputs)
+        return None if planned is None else cls(context, step, inputs, planned)
+
+    def __init__(self, context, step, inputs, planned):
+        (out_h, out_w), self.plan, x, self.weight, self.bias = planned
+        self.context, self.step, self.inputs = context, step, list(inputs)
+        self.layout = layout_of(x.data)
+        self.out_shape = (self.weight.shape[0], out_h, out_w, x.shape[0])
+
+    def applies(self, x):
+        """Whether the plan takes x: its data laid out as when the plan was made, and W and b
+        still the weights' arrays."""
+        bias = self.inputs[2] if len(self.inputs) > 2 else None
+        return (layout_of(x.data) == self.layout and self.inputs[1].data is self.weight
+                and (bias is None or bias.data is self.bias))
+
+    def rows(self, x, out=None):
+        """The plan's batch-last rows (O, OH * OW * N) for x, into ``out`` where given."""
+        return self.plan(x.data, self.weight, self.bias, out)
+
+    def __call__(self, x):
+        if not self.applies(x):
+            return _run_conv(self.context, self.step, [x] + self.inputs[1:])
+        return x.new_output(from_batch_last(self.rows(x).reshape(self.out_shape)))
+
+
+class PlannedConcat:
+    """A FusedConcat whose parts all have plans (``of``; else None), writing into one
+    batch-last output: called with each part's input x (``reads``: their positions among the
+    step's inputs), else the step as :func:`_run_concat` runs it."""
+
+    @classmethod
+    def of(cls, context, step, inputs):
+        parts = []
+        for start, part, part_inputs in _parts_of(step, inputs):
+            planned = PlannedConv.of(context, part, part_inputs)
+            if planned is None:
+                return None
+            parts.append((start, planned))
+        first = parts[0][1]
+        if any(planned.out_shape[1:] != first.out_shape[1:] or planned.layout[3] !=
+               first.layout[3] for _, planned in parts):
+            return None
+        return cls(context, step, inputs, parts)
+
+    def __init__(self, context, step, inputs, parts):
+        self.context, self.step, self.inputs = context, step, list(inputs)
+        self.reads = [start for start, _ in parts]
+        self.parts = [planned for _, planned in parts]
+        self.out_h, self.out_w = self.parts[0].out_shape[1:3]
+
+    def __call__(self, *xs):
+        if all(planned.applies(x) for planned, x in zip(self.parts, xs)):
+            return _channels_joined(xs[0], self.out_h, self.out_w, [
+                (planned.weight.shape[0], lambda rows, planned=planned, x=x: planned.rows(x, rows))
+                for planned, x in zip(self.parts, xs)])
+        inputs = list(self.inputs)
+        for position, x in zip(self.reads, xs):
+            inputs[position] = x
+        return _run_concat(self.context, self.step, inputs)
+
+
+def layout_of(array):
+    """What a plan depends on in an array: its type, shape, strides and dtype."""
+    return type(array), array.shape, array.strides, array.dtype
+
+
+def _parts_of(step, inputs):
+    """(position of its first input, part, its inputs) for each part of a FusedConcat."""
+    start = 0
+    for part in step.parts:
+        count = len(part.input)
+        yield start, part, inputs[start:start + count]
+        start += count
+
+
 def _run_conv(context, step, inputs):
-    planned = _planned(context, step, inputs)
-    if planned is not None:
-        (out_h, out_w), plan, x, w, b = planned
-        y = plan(x.data, w, b)
-        return x.new_output(from_batch_last(y.reshape(w.shape[0], out_h, out_w, x.shape[0])))
+    """A FusedConv without its plan (a planned one is a PlannedConv): the node's checks and the
+    backend's rules on every call."""
     prepared = _prepared(context, step, inputs[:len(step.conv.input)])
     residual = None
     if prepared is not None and step.add is not None:
@@ -230,19 +311,8 @@ def _run_conv(context, step, inputs):
 
 
 def _run_concat(context, step, inputs):
-    groups, start = [], 0
-    for part in step.parts:
-        count = len(part.input)
-        groups.append((part, inputs[start:start + count]))
-        start += count
-    planned = [_planned(context, part, part_inputs) for part, part_inputs in groups]
-    if None not in planned:
-        x, (out_h, out_w) = planned[0][2], planned[0][0]
-        if all(p[0] == (out_h, out_w) and p[2].shape[0] == x.shape[0] and p[2].dtype == x.dtype
-               for p in planned):
-            return _channels_joined(x, out_h, out_w, [
-                (w.shape[0], lambda rows, plan=plan, x=x_part, w=w, b=b: plan(x.data, w, b, rows))
-                for _, plan, x_part, w, b in planned])
+    """A FusedConcat without plans for all its parts (else a PlannedConcat), as _run_conv."""
+    groups = [(part, part_inputs) for _, part, part_inputs in _parts_of(step, inputs)]
     prepared = [_prepared(context, part, part_inputs) for part, part_inputs in groups]
     sizes = None
     if all(p is not None for p in prepared):

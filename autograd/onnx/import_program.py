@@ -12,8 +12,9 @@ line of graph mode's straight-line program (graph_mode/program.py): the graph's 
 arguments, constants and weights its globals, computed values its local variables, deleted
 after their last reader (their buffers are free for the next steps, as in eager mode). A fused
 convolution, or a Concat of them, with a kernel plan for its input's layout becomes a call of
-that plan (:class:`PlannedConv`, :class:`PlannedConcat`), which checks only that its input and
-weights are the arrays and layouts it was made for (else it runs the step as the trace did);
+that plan (import_inference's ``PlannedConv`` and ``PlannedConcat``), which checks only that its
+input and weights are the arrays and layouts it was made for (else it runs the step as the
+trace did);
 every other step calls its handler, as the pass node by node does. Outputs that nothing reads
 and that are not the graph's are not asked for (Dropout's mask, LayerNormalization's
 statistics). OnnxModel keeps 8 programs, by the inputs' layouts, the kernels switch and the
@@ -21,12 +22,8 @@ weights' arrays, and drops them with its folded weights (importer.py).
 """
 import copy
 
-import numpy as np
-
-from ..backend.layout import from_batch_last
 from ..graph_mode.program import ProgramBuilder, unpacking
-from .import_inference import (FusedConcat, FusedConv, _channels_joined, _planned, _run_concat,
-                               _run_conv)
+from .import_inference import FusedConcat, FusedConv, PlannedConcat, PlannedConv
 
 __all__ = []
 
@@ -90,9 +87,9 @@ def _name_in(builder, names, values, name):
 def _compiled(handler, step, context, arguments, read):
     """(call, positions of the arguments it takes) for one step of the program."""
     if isinstance(step, FusedConv):
-        planned = _planned(context, step, arguments)
+        planned = PlannedConv.of(context, step, arguments)
         if planned is not None:
-            return PlannedConv(context, step, arguments, planned), [0]
+            return planned, [0]
     elif isinstance(step, FusedConcat):
         planned = PlannedConcat.of(context, step, arguments)
         if planned is not None:
@@ -116,74 +113,3 @@ class _StepCall:
     def __call__(self, *arguments):
         outputs = self.handler(self.context, self.step, list(arguments))
         return outputs if isinstance(outputs, tuple) else (outputs,)
-
-
-class PlannedConv:
-    """A FusedConv (no Add) with the kernel plan of its arrays' layouts bound: called with its
-    input x, it runs the plan where x, W and b are laid out as at the trace and W and b are
-    still the weights' arrays; otherwise the step as import_inference runs it."""
-
-    def __init__(self, context, step, arguments, planned):
-        (out_h, out_w), self.plan, x, self.weight, self.bias = planned
-        self.context, self.step, self.arguments = context, step, list(arguments)
-        self.layout = _layout(x.data)
-        self.out_shape = (self.weight.shape[0], out_h, out_w, x.shape[0])
-        self.weight_tensor, self.bias_tensor = arguments[1], (arguments[2] if len(arguments) > 2
-                                                              else None)
-
-    def applies(self, x):
-        """Whether the plan takes x: its data laid out as at the trace, and W and b still the
-        weights' arrays."""
-        data = x.data
-        return (type(data) is np.ndarray and _layout(data) == self.layout
-                and self.weight_tensor.data is self.weight
-                and (self.bias_tensor is None or self.bias_tensor.data is self.bias))
-
-    def __call__(self, x):
-        if not self.applies(x):
-            return _run_conv(self.context, self.step, [x] + self.arguments[1:])
-        rows = self.plan(x.data, self.weight, self.bias)
-        return x.new_output(from_batch_last(rows.reshape(self.out_shape)))
-
-
-class PlannedConcat:
-    """A FusedConcat whose parts all have plans, writing into one batch-last output: called
-    with each part's input x (``reads``: their positions among the step's arguments)."""
-
-    @classmethod
-    def of(cls, context, step, arguments):
-        parts, start = [], 0
-        for part in step.parts:
-            count = len(part.input)
-            planned = _planned(context, part, arguments[start:start + count])
-            if planned is None:
-                return None
-            parts.append((start, PlannedConv(context, part, arguments[start:start + count],
-                                             planned)))
-            start += count
-        first = parts[0][1]
-        if any(planned.out_shape[1:] != first.out_shape[1:] or planned.layout[2] !=
-               first.layout[2] for _, planned in parts):
-            return None
-        return cls(context, step, arguments, parts)
-
-    def __init__(self, context, step, arguments, parts):
-        self.context, self.step, self.arguments = context, step, list(arguments)
-        self.reads = [start for start, _ in parts]
-        self.parts = [planned for _, planned in parts]
-        self.out_h, self.out_w = self.parts[0].out_shape[1:3]
-
-    def __call__(self, *inputs):
-        if not all(planned.applies(x) for planned, x in zip(self.parts, inputs)):
-            arguments = list(self.arguments)
-            for position, x in zip(self.reads, inputs):
-                arguments[position] = x
-            return _run_concat(self.context, self.step, arguments)
-        return _channels_joined(inputs[0], self.out_h, self.out_w, [
-            (planned.weight.shape[0], lambda rows, planned=planned, x=x: planned.plan(
-                x.data, planned.weight, planned.bias, rows))
-            for planned, x in zip(self.parts, inputs)])
-
-
-def _layout(array):
-    return array.shape, array.strides, array.dtype

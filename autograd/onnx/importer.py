@@ -13,6 +13,7 @@ from ..model import Model
 from ..tensor import Tensor
 from ..backend import native
 from . import import_fold, import_inference, import_ops, import_program, require_onnx
+from .import_inference import layout_of
 
 __all__ = ["OnnxModel", "read_model"]
 
@@ -156,7 +157,7 @@ class OnnxModel(Model):
         if not context.training and self._folded_pairs and everything:
             # the folded graph skips each BatchNormalization: only for the graph's outputs
             steps = self._eval_steps
-            values.update(self._folded_parameters(context))
+            values.update(self._folded_parameters(values, context))
         wanted = set(names) - set(values)
         for handler, node in steps:
             if not wanted:
@@ -179,7 +180,7 @@ class OnnxModel(Model):
         on a CPU model are read in place, not copied; an output that would share their memory
         (an Identity graph) is a copy."""
         tensors = [self._input_tensor(value, copy=False) for value in inputs]
-        key = (tuple(_layout(tensor.data) for tensor in tensors), native.enabled(),
+        key = (tuple(layout_of(tensor.data) for tensor in tensors), native.enabled(),
                self._sources())
         program = self._programs.get(key)
         if program is not None:
@@ -187,7 +188,7 @@ class OnnxModel(Model):
         else:
             values = self._static_values()
             if self._folded_pairs:
-                values.update(self._folded_parameters(context))
+                values.update(self._folded_parameters(values, context))
             values.update(zip(self.input_names, tensors))
             outputs, program = import_program.trace(self._inference_steps, values,
                                                     self.input_names, self.output_names,
@@ -222,13 +223,12 @@ class OnnxModel(Model):
         return tuple(id(tensor.data) for tensors in (self.weights, self._buffers_by_name)
                      for tensor in tensors.values())
 
-    def _folded_parameters(self, context):
+    def _folded_parameters(self, values, context):
         """The folded Conv + BatchNorm weights and biases. Computed on the tape in every pass
         that records (gradients reach the unfolded parameters; an optimizer may then change
         them, so the kept ones are dropped), else kept from the first pass after
         ``eval()``/``train()`` or after a parameter's array was replaced. Parameters changed in
         place by hand in eval mode need ``net.eval()`` again."""
-        values = self._static_values()
         if recording.is_recording():
             self._forget_folded()
             return import_fold.folded_values(self._folded_pairs, values, context)
@@ -250,10 +250,6 @@ class OnnxModel(Model):
 
 
 _MOST_PROGRAMS = 8        # inference programs kept (a model sees a few batch sizes)
-
-
-def _layout(array):
-    return type(array), array.shape, array.strides, array.dtype
 
 
 def _arguments(values, node):

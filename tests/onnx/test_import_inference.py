@@ -120,7 +120,7 @@ def test_the_fused_steps_plans_give_the_unplanned_bits_and_are_kept_per_layout(m
     pass (import_inference._planned) and run on later ones gives the bits of the fused path
     without plans, over passes, batch sizes, a batch-last input, NaN and -0.0 values; a
     Conv + Add of a shortcut has no plan."""
-    from autograd.onnx import import_inference, import_program
+    from autograd.onnx import import_inference
     net = autograd.onnx.load(_model())
     net.eval()
     rng = np.random.default_rng(9)
@@ -157,7 +157,6 @@ def test_the_fused_steps_plans_give_the_unplanned_bits_and_are_kept_per_layout(m
             again = net(inputs[0]).to_numpy()
     np.testing.assert_array_equal(again.view(np.int32), planned[0].view(np.int32))
     monkeypatch.setattr(import_inference, "_planned", lambda context, step, inputs: None)
-    monkeypatch.setattr(import_program, "_planned", lambda context, step, inputs: None)
     net._programs.clear()
     for ours, theirs in zip(planned, passes()):
         np.testing.assert_array_equal(ours.view(np.int32), theirs.view(np.int32))

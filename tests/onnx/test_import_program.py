@@ -9,7 +9,7 @@ onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
 from onnx import helper, numpy_helper, TensorProto   # noqa: E402
 
 import autograd                                      # noqa: E402
-from autograd.onnx import import_program              # noqa: E402
+from autograd.onnx import import_inference, import_program    # noqa: E402
 from tests.layouts import stored_batch_last         # noqa: E402
 from tests.onnx.test_import_inference import _model   # noqa: E402
 
@@ -78,18 +78,18 @@ def test_a_planned_concat_runs_its_step_again_on_another_layout(monkeypatch):
         net(_inputs(7, [(2, False)])[0])
         (program,) = net._programs.values()
         (concat,) = [v for v in program.function.__globals__.values()
-                     if isinstance(v, import_program.PlannedConcat)]
-        shape = concat.parts[0].layout[0]
+                     if isinstance(v, import_inference.PlannedConcat)]
+        shape = concat.parts[0].layout[1]
         other = autograd.Tensor(data=np.random.default_rng(8).standard_normal(shape).astype(
             np.float32), requires_grad=False)      # C order: the traced input is batch-last
         assert not concat.parts[0].applies(other)
-        arguments = list(concat.arguments)
+        arguments = list(concat.inputs)
         for position in concat.reads:
             arguments[position] = other
-        expected = import_program._run_concat(concat.context, concat.step, arguments)
-        run = import_program._run_concat
+        expected = import_inference._run_concat(concat.context, concat.step, arguments)
+        run = import_inference._run_concat
         ran = []
-        monkeypatch.setattr(import_program, "_run_concat", lambda *a: ran.append(1) or run(*a))
+        monkeypatch.setattr(import_inference, "_run_concat", lambda *a: ran.append(1) or run(*a))
         ours = concat(*[other] * len(concat.reads))
     assert ran == [1]
     np.testing.assert_array_equal(_bits(ours.to_numpy()), _bits(expected.to_numpy()))
@@ -104,23 +104,23 @@ def test_a_planned_convolution_runs_its_step_again_on_another_layout_or_new_weig
         net(x)
         (program,) = net._programs.values()
         planned = [v for v in program.function.__globals__.values()
-                   if isinstance(v, import_program.PlannedConv)]
+                   if isinstance(v, import_inference.PlannedConv)]
         assert planned
         conv = planned[0]
         other = autograd.Tensor(data=stored_batch_last(np.ascontiguousarray(
-            np.random.default_rng(3).standard_normal(conv.layout[0]).astype(np.float32))),
+            np.random.default_rng(3).standard_normal(conv.layout[1]).astype(np.float32))),
             requires_grad=False)
         assert not conv.applies(other)
-        expected = import_program._run_conv(conv.context, conv.step,
-                                            [other] + conv.arguments[1:])
-        run, ran = import_program._run_conv, []
-        monkeypatch.setattr(import_program, "_run_conv", lambda *a: ran.append(1) or run(*a))
+        expected = import_inference._run_conv(conv.context, conv.step,
+                                            [other] + conv.inputs[1:])
+        run, ran = import_inference._run_conv, []
+        monkeypatch.setattr(import_inference, "_run_conv", lambda *a: ran.append(1) or run(*a))
         np.testing.assert_array_equal(conv(other).to_numpy(), expected.to_numpy())
         assert ran == [1]
         first = net(x).to_numpy()
         name = conv.step.conv.input[1]
         net.weights[name].data = net.weights[name].data * 2     # a new array: a new program
-        assert not conv.applies(autograd.Tensor(data=np.zeros(conv.layout[0], np.float32),
+        assert not conv.applies(autograd.Tensor(data=np.zeros(conv.layout[1], np.float32),
                                                 requires_grad=False))
         doubled = net(x).to_numpy()
     assert len(net._programs) == 2
