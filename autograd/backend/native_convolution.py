@@ -61,15 +61,20 @@ def compact(x_shape, W_shape, out_size, stride, dilation):
     """Whether the kernel builds the columns themselves (im2col) rather than read the padded
     input at shifts, each output row's dropped columns computed too: where that saves an
     eighth of the tiles' work or more (in :func:`half_tiles`) and there are 64 outputs or
-    more in all (ONNX SqueezeNet's 13x13 layers, 5.5 tiles against 6.5: its batch-1 forward
-    0.96-0.99x; ResNet-50's 14x14 ones are 6.5 against 7, and built their columns for
-    nothing: 1.02x; a 4x4 output at batch 1, 16 outputs, took 1.5x as long with the columns'
-    copy, and with the half tile and the copy from the phases 0.71x on one thread but 1.07x
-    on two)."""
+    more in all, or the columns fit in a core's first-level cache (ONNX SqueezeNet's 13x13
+    layers, 5.5 tiles against 6.5: its batch-1 forward 0.96-0.99x; ResNet-50's 14x14 ones are
+    6.5 against 7, and built their columns for nothing: 1.02x; the digits CNN's 32 -> 64
+    channels on a 4x4 output at batch 1, one half tile against a whole one, 10.3 us on one
+    thread against 12.0 on two without the columns, where the binding gives a built product
+    no second thread under 64 output channels)."""
     outputs = out_size[0] * out_size[1] * x_shape[0]
     shifted = half_tiles(_shifted_length(x_shape, W_shape, out_size, stride, dilation))
     built = half_tiles(outputs)
-    return outputs >= 64 and 8 * (shifted - built) >= shifted
+    small = 4 * outputs * W_shape[1] * W_shape[2] * W_shape[3] <= CACHED_COLUMNS
+    return (outputs >= 64 or small) and 8 * (shifted - built) >= shifted
+
+
+CACHED_COLUMNS = 32 << 10    # bytes of built columns that stay in a core's L1 (Zen 4: 32 KB)
 
 
 def padded_size(x_shape, W_shape, out_size, stride, dilation):

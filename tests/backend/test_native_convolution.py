@@ -174,21 +174,22 @@ def test_the_binding_names_itself_and_the_operand():
     W = np.ones((3, 2, 3, 3), np.float32)
     y = np.empty((3, 25), np.float32)
     size = native_convolution.padded_size(x.shape, W.shape, (5, 5), (1, 1), (1, 1))
+    columns = native_convolution.compact(x.shape, W.shape, (5, 5), (1, 1), (1, 1))
     padded = np.empty(size, np.float32)
-    call(x, W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False)
+    call(x, W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns)
     assert np.all(y[:, 6] == 18)                    # an inner pixel: 2 channels x 9 ones
     cases = [
-        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "weights"),
-        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "y as a float32"),
-        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "padded as a"),
-        ((x, W, None, y, padded, 1, 1, -1, 1, 1, 1, 5, 5, False, 1, False), "non-negative pads"),
-        ((x, W, None, y, padded, 0, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "positive kernel, stride"),
-        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False), "bias of 3"),
-        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False),
+        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "weights"),
+        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "y as a float32"),
+        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "padded as a"),
+        ((x, W, None, y, padded, 1, 1, -1, 1, 1, 1, 5, 5, False, 1, columns), "non-negative pads"),
+        ((x, W, None, y, padded, 0, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "positive kernel, stride"),
+        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "bias of 3"),
+        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns),
          "must not overlap"),
-        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False),
+        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns),
          "must not overlap"),
-        ((x, W, None, y, np.empty((2, size), np.float32)[:, :size - 1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, False),
+        ((x, W, None, y, np.empty((2, size), np.float32)[:, :size - 1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns),
          "padded"),
     ]
     for arguments, message in cases:
@@ -318,21 +319,57 @@ def test_y_over_x_itself_is_computed_from_a_copy():
     np.testing.assert_allclose(memory.reshape(1, 16, 8, 8), expected, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("n, out, taken", [
-    (1, (13, 13), True),      # 169 outputs: 5.5 tiles of 32, against 6.5 with 2 of 15 dropped
-    (8, (13, 13), True),      # 42.5 against 49: an eighth
-    (1, (14, 14), False),     # 196: 6.5 against 7
-    (1, (16, 14), True),      # 7 against 8: an eighth
-    (1, (16, 16), False),     # 8 against 9
-    (4, (4, 4), True),        # 2 against 3, 64 outputs
-    (2, (5, 5), False),       # 2 against 2.5, but 50 outputs
-    (1, (4, 4), False),       # 0.5 against 1, but 16 outputs
-    (8, (27, 27), False),     # 182.5 against 196
+@pytest.mark.parametrize("n, channels, out, taken", [
+    (1, 3, (13, 13), True),      # 169 outputs: 5.5 tiles of 32, against 6.5 with 2 of 15 dropped
+    (8, 3, (13, 13), True),      # 42.5 against 49: an eighth
+    (1, 3, (14, 14), False),     # 196: 6.5 against 7
+    (1, 3, (16, 14), True),      # 7 against 8: an eighth
+    (1, 3, (16, 16), False),     # 8 against 9
+    (4, 3, (4, 4), True),        # 2 against 3, 64 outputs
+    (2, 3, (5, 5), True),        # 2 against 2.5, 50 outputs whose 5.4 KB of columns are small
+    (2, 64, (5, 5), False),      # the same, but 115 KB of columns for under 64 outputs
+    (1, 3, (4, 4), True),        # 0.5 against 1, 16 outputs, 1.7 KB of columns
+    (1, 56, (4, 4), True),       # 32,256 bytes of columns: small still
+    (1, 57, (4, 4), False),      # 32,832 bytes: not
+    (8, 3, (27, 27), False),     # 182.5 against 196
 ])
-def test_the_rule_for_building_the_columns(n, out, taken):
+def test_the_rule_for_building_the_columns(n, channels, out, taken):
     """3x3 kernels: each output row computes 2 columns more when the input is read at
-    shifts; a last tile of 16 outputs or fewer costs half a tile."""
-    assert native_convolution.compact((n, 3) + out, (4, 3, 3, 3), out, (1, 1), (1, 1)) is taken
+    shifts; a last tile of 16 outputs or fewer costs half a tile. Under 64 outputs the columns
+    are built only where they fit in CACHED_COLUMNS bytes."""
+    assert native_convolution.compact((n, channels) + out, (4, channels, 3, 3), out, (1, 1),
+                                      (1, 1)) is taken
+
+
+@pytest.mark.parametrize("channels, out_channels, size", [
+    (32, 64, 4),      # the digits CNN's second layer: small columns, one thread
+    (3, 130, 4),      # small columns, over 128 output channels: two parts and more
+    (64, 24, 6),      # 147 KB of columns: split as any product
+])
+def test_built_columns_give_the_same_bits_on_any_thread_count(channels, out_channels, size):
+    """A built product is split over the threads by output channels where its columns are
+    large or it has 128 output channels or more, else run on one thread: each output is one
+    thread's sum in the same order either way, so the bits are the same at 1, 2 and 3 threads,
+    and match the definition."""
+    rng = np.random.default_rng(channels)
+    x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
+    W = rng.standard_normal((out_channels, channels, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(out_channels).astype(np.float32)
+    previous = autograd.get_num_threads(), native_convolution.MIN_WORK_PER_THREAD
+    results = []
+    native_convolution.MIN_WORK_PER_THREAD = 1
+    try:
+        for threads in (1, 2, 3):
+            autograd.set_num_threads(threads)
+            y, _ = run(x, W, b, (1, 1), (1, 1), (1, 1), False, columns=True)
+            results.append(y)
+    finally:
+        autograd.set_num_threads(previous[0])
+        native_convolution.MIN_WORK_PER_THREAD = previous[1]
+    expected, scale = reference(x, W, b, (1, 1), (1, 1), (1, 1), False)
+    assert np.all(np.abs(results[0] - expected) <= 4 * W[0].size * 2.0 ** -24 * scale)
+    for y in results[1:]:
+        assert y.tobytes() == results[0].tobytes()
 
 
 @pytest.mark.parametrize("size, kernel, stride, dilation, n", [

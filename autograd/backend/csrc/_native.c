@@ -91,6 +91,8 @@ typedef struct {
 #define SHIFT_ROWS 8
 #define SHIFT_COLUMNS 32
 #define SHIFT_BLOCK 16             /* flat tiles in a block at most */
+#define SHIFT_BUILT_CHANNELS 64    /* output channels a part of a small built product takes */
+#define SHIFT_CACHED_COLUMNS (32 << 10)     /* bytes of built columns that make it small */
 #define SHIFT_MIN_WORK_PER_THREAD ((Py_ssize_t)1 << 17)     /* multiply-adds */
 typedef struct {
     const float *weights, *padded, *bias;

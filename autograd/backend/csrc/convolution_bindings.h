@@ -34,9 +34,14 @@ static void columns_of_phases(void *context, Py_ssize_t start, Py_ssize_t stop)
     for (Py_ssize_t q = start; q < stop; q++) {
         float *out = p->cols + q * p->length;
         const float *source = p->phases + p->offsets[q];
-        for (Py_ssize_t oh = 0; oh < p->out_height; oh++, out += p->run)
-            for (Py_ssize_t v = 0; v < p->run; v++)
-                out[v] = source[oh * p->row_step + v];
+        for (Py_ssize_t oh = 0; oh < p->out_height; oh++, out += p->run) {
+            const float *from = source + oh * p->row_step;
+            Py_ssize_t v = 0;
+            for (; v + 4 <= p->run; v += 4)
+                memcpy(out + v, from + v, 4 * sizeof(float));
+            for (; v < p->run; v++)
+                out[v] = from[v];
+        }
     }
 }
 
@@ -220,6 +225,16 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
     int parts = tasks < threads ? (int)tasks : threads;
     if (most < parts)
         parts = most > 1 ? (int)most : 1;
+    /* every part of a built product reads all of its columns, built by one thread where
+     * they are few: such a product (columns within a core's L1) takes a second thread only
+     * for SHIFT_BUILT_CHANNELS output channels or more a part, each value moved from the
+     * other core then serving that many products (the digits CNN's 32 -> 64 channels on a 4x4
+     * output, 4.6K values: 10.3 us on one thread, as long on two where the second core is
+     * near, 25 where it is far: benchmarks/NOTES.md, twenty-fourth session) */
+    if (compact && k * length * (Py_ssize_t)sizeof(float) <= SHIFT_CACHED_COLUMNS
+            && w->shape[0] / SHIFT_BUILT_CHANNELS < parts)
+        parts = w->shape[0] >= 2 * SHIFT_BUILT_CHANNELS ? (int)(w->shape[0] / SHIFT_BUILT_CHANNELS)
+                                                        : 1;
     Py_BEGIN_ALLOW_THREADS
     if (!in_place) {
         parallel(columns_rows, &phases, phases.rows_per_group,
