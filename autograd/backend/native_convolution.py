@@ -64,9 +64,9 @@ def compact(x_shape, W_shape, out_size, stride, dilation):
     more in all, or the columns fit in a core's first-level cache (ONNX SqueezeNet's 13x13
     layers, 5.5 tiles against 6.5: its batch-1 forward 0.96-0.99x; ResNet-50's 14x14 ones are
     6.5 against 7, and built their columns for nothing: 1.02x; the digits CNN's 32 -> 64
-    channels on a 4x4 output at batch 1, one half tile against a whole one, 10.3 us on one
-    thread against 12.0 on two without the columns, where the binding gives a built product
-    no second thread under 64 output channels)."""
+    channels on a 4x4 output at batch 1, one half tile against a whole one: 10.5 us on one
+    thread against 11.7 on two without the columns; the binding keeps a built product whose
+    columns are that small on one thread under 128 output channels)."""
     outputs = out_size[0] * out_size[1] * x_shape[0]
     shifted = half_tiles(_shifted_length(x_shape, W_shape, out_size, stride, dilation))
     built = half_tiles(outputs)
@@ -74,7 +74,8 @@ def compact(x_shape, W_shape, out_size, stride, dilation):
     return (outputs >= 64 or small) and 8 * (shifted - built) >= shifted
 
 
-CACHED_COLUMNS = 32 << 10    # bytes of built columns that stay in a core's L1 (Zen 4: 32 KB)
+# bytes of built columns in a core's L1 (Zen 4: 32 KB); the binding's SHIFT_CACHED_COLUMNS
+CACHED_COLUMNS = 32 << 10
 
 
 def padded_size(x_shape, W_shape, out_size, stride, dilation):
