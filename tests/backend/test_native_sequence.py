@@ -93,6 +93,59 @@ def test_the_whole_sequence_matches_the_lstm_equations(instruction_set, steps, b
         close(got, want, scale * (1 + np.abs(want)))
 
 
+@pytest.mark.parametrize("batch, hidden", [(2, 40), (3, 40), (8, 40), (8, 70), (32, 70)])
+def test_each_step_split_by_hidden_units_gives_the_whole_products_bits(batch, hidden):
+    """From a batch of 2 the loop splits each step by blocks of 32 hidden units (their four
+    gates' columns of h W_hh, then their cells): every value is what the whole product and the
+    cell give, step by step through the compiled product and the cell's own binding, bit for
+    bit, at 1, 2 and 3 threads (40 and 70 units: a partial last block)."""
+    rng = np.random.default_rng(batch * 100 + hidden)
+    x_gates, h0, c0, W_hh = operands(rng, 5, batch, hidden)
+    h, c, expected = h0, c0, []
+    for t in range(5):
+        h_gates = np.empty((batch, 4 * hidden), np.float32)
+        assert native.product(h, W_hh, h_gates)          # the compiled small product
+        step = [np.empty((batch, hidden), np.float32), np.empty((batch, hidden), np.float32),
+                np.empty((batch, 4 * hidden), np.float32), np.empty((batch, hidden), np.float32)]
+        native._native.lstm_forward(x_gates[t], h_gates, c, *step)
+        expected.append(step)
+        h, c = step[0], step[1]
+    previous = autograd.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            autograd.set_num_threads(threads)
+            hs, cs, gates, tanh_cs = native.lstm_sequence_forward(x_gates, h0, c0, W_hh)
+            for t, (h_new, c_new, g, tanh_c) in enumerate(expected):
+                assert hs[t + 1].tobytes() == h_new.tobytes()
+                assert cs[t + 1].tobytes() == c_new.tobytes()
+                assert gates[t].tobytes() == g.tobytes()
+                assert tanh_cs[t].tobytes() == tanh_c.tobytes()
+    finally:
+        autograd.set_num_threads(previous)
+
+
+def test_the_binding_reads_a_transposed_W_hh_through_the_whole_product():
+    """The binding also takes W_hh as a transposed view (contiguous columns); the split by
+    hidden units reads W_hh's rows, so such a W_hh goes through the whole product, and hs
+    and cs still follow the equations."""
+    rng = np.random.default_rng(4)
+    steps, batch, hidden = 4, 8, 40
+    x_gates, h0, c0, W_hh = operands(rng, steps, batch, hidden)
+    transposed = np.ascontiguousarray(W_hh.T).T          # W_hh's values, columns contiguous
+    hs = np.empty((steps + 1, batch, hidden), np.float32)
+    cs = np.empty_like(hs)
+    gates = np.empty((steps, batch, 4 * hidden), np.float32)
+    tanh_cs = np.empty((steps, batch, hidden), np.float32)
+    hs[0], cs[0] = h0, c0
+    native._native.lstm_sequence_forward(
+        x_gates[:, None], hs[:, None], cs[:, None], gates[:, None], tanh_cs[:, None],
+        np.empty((1, 1, batch, 4 * hidden), np.float32), transposed, 2)
+    zeros = np.zeros((steps, batch, hidden))
+    want_hs, want_cs, _ = reference(x_gates, h0, c0, W_hh, zeros, zeros[0], zeros[0])
+    close(hs, want_hs, 4 * (steps + hidden))
+    close(cs, want_cs, 4 * (steps + hidden))
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "portable"])
 def test_the_op_gives_what_the_step_by_step_loop_gives(compiled):
     """LSTMSequence forward and backward with the whole-sequence kernels, and with the

@@ -9,11 +9,11 @@
  * i, f, g, o; gates = [s(a_i), s(a_f), tanh(a_g), s(a_o)]; c' = f c + i g; tanh_c = tanh(c');
  * h' = o tanh_c. */
 static inline void KERNEL(lstm_forward_row)(
-    Py_ssize_t hidden, const float *restrict x, const float *restrict h,
+    Py_ssize_t count, Py_ssize_t hidden, const float *restrict x, const float *restrict h,
     const float *restrict c_old, float *restrict h_new, float *restrict c_new,
     float *restrict g, float *restrict t)
 {
-    for (Py_ssize_t j = 0; j < hidden; j++) {
+    for (Py_ssize_t j = 0; j < count; j++) {
         float i_gate = KERNEL(sigmoid)(x[j] + h[j]);
         float f_gate = KERNEL(sigmoid)(x[hidden + j] + h[hidden + j]);
         float g_gate = KERNEL(tanh)(x[2 * hidden + j] + h[2 * hidden + j]);
@@ -35,8 +35,21 @@ static void KERNEL(lstm_forward)(
     Rows h_out, Rows c_out, Rows gates, Rows tanh_c)
 {
     for (Py_ssize_t r = 0; r < rows; r++)
-        KERNEL(lstm_forward_row)(hidden, ROW(x_gates, r), ROW(h_gates, r), ROW(c, r),
+        KERNEL(lstm_forward_row)(hidden, hidden, ROW(x_gates, r), ROW(h_gates, r), ROW(c, r),
                                  ROW(h_out, r), ROW(c_out, r), ROW(gates, r), ROW(tanh_c, r));
+}
+
+/* The same for hidden units [first, first + count) of every row only (a thread's share of a
+ * step of sequence_bindings.h's loop), each unit's four gates `hidden` apart as above. */
+static void KERNEL(lstm_forward_units)(
+    Py_ssize_t rows, Py_ssize_t hidden, Py_ssize_t first, Py_ssize_t count, Rows x_gates,
+    Rows h_gates, Rows c, Rows h_out, Rows c_out, Rows gates, Rows tanh_c)
+{
+    for (Py_ssize_t r = 0; r < rows; r++)
+        KERNEL(lstm_forward_row)(count, hidden, ROW(x_gates, r) + first,
+                                 ROW(h_gates, r) + first, ROW(c, r) + first,
+                                 ROW(h_out, r) + first, ROW(c_out, r) + first,
+                                 ROW(gates, r) + first, ROW(tanh_c, r) + first);
 }
 
 /* Its backward: dc~ = dc' + dh' o (1 - tanh_c^2); da = [dc~ g i(1-i), dc~ c f(1-f),

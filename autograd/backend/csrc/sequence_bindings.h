@@ -32,6 +32,39 @@ static int take_weight(const char *kernel, const char *name, PyObject *object, P
     return 0;
 }
 
+/* One step of the loop over the C pool for a batch of 2 or more: task q is hidden units
+ * [q LSTM_STEP_UNITS, (q + 1) LSTM_STEP_UNITS), their four gates' columns of h_gates = h W_hh
+ * and then their cells, so that a step is one hand-off and each thread's gates and cells stay
+ * on its core (the product over the threads and then every cell on the calling thread read
+ * half the gates from the other core each step). Each value is the one the whole product and
+ * cell give: the same products in the same order, the same cell. A batch-8 layer's loop over
+ * 35 steps 0.905x its time, batch 32 0.974x; 0.765x and 0.858x where the host runs the two
+ * cores far apart (benchmarks/NOTES.md, twenty-fourth session). */
+#define LSTM_STEP_UNITS 32
+
+typedef struct {
+    const Product *product;            /* m, k, a = h_t, b = W_hh with contiguous rows */
+    Py_ssize_t hidden;
+    Rows x_gates, h_gates, c, h_out, c_out, gates, tanh_c;      /* step t's */
+} LSTMStep;
+
+static void lstm_step_units(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const LSTMStep *s = context;
+    const Product *x = s->product;
+    Py_ssize_t first = start * LSTM_STEP_UNITS;
+    Py_ssize_t last = stop * LSTM_STEP_UNITS < s->hidden ? stop * LSTM_STEP_UNITS : s->hidden;
+    if (first >= last)
+        return;
+    for (Py_ssize_t gate = 0; gate < 4; gate++) {
+        Py_ssize_t column = gate * s->hidden + first;
+        chosen.few_rows_product(x->m, last - first, x->k, x->a, x->b + column, x->ldb,
+                                x->c + column, x->ldc, NULL);
+    }
+    chosen.lstm_forward_units(x->m, s->hidden, first, last - first, s->x_gates, s->h_gates,
+                              s->c, s->h_out, s->c_out, s->gates, s->tanh_c);
+}
+
 /* lstm_sequence_forward(x_gates, hs, cs, gates, tanh_cs, h_gates, W_hh, threads): for t in
  * [0, T): h_gates = hs[t] W_hh, then the cell from x_gates[t], h_gates and cs[t] into hs[t + 1],
  * cs[t + 1], gates[t], tanh_cs[t]. x_gates and gates (T, 1, N, 4H), hs and cs (T + 1, 1, N, H)
@@ -75,9 +108,21 @@ static PyObject *lstm_sequence_forward(PyObject *self, PyObject *args)
     x.c = h_gates.data;
     x.ldc = h_gates.row_stride;
     x.block = product_block(batch);
+    /* a batch of one keeps the whole product's one-row panels (256 sums in registers) */
+    int by_units = batch > 1 && !x.transposed;
+    Py_ssize_t most = batch * 4 * hidden * (hidden + 1) / PRODUCT_MIN_WORK_PER_THREAD;
+    Py_ssize_t tasks = (hidden + LSTM_STEP_UNITS - 1) / LSTM_STEP_UNITS;
+    int parts = threads < most ? threads : (int)(most > 1 ? most : 1);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t t = 0; t < steps; t++) {
         x.a = (Left){HEAD(hs, t), hs.row_stride, 1};
+        if (by_units) {
+            LSTMStep step = {&x, hidden, HEAD_ROWS(x_gates, t), HEAD_ROWS(h_gates, 0),
+                             HEAD_ROWS(cs, t), HEAD_ROWS(hs, t + 1), HEAD_ROWS(cs, t + 1),
+                             HEAD_ROWS(gates, t), HEAD_ROWS(tanh_cs, t)};
+            parallel(lstm_step_units, &step, tasks, parts);
+            continue;
+        }
         run_product(&x, threads, PRODUCT_MIN_WORK_PER_THREAD);
         chosen.lstm_forward(batch, hidden, HEAD_ROWS(x_gates, t), HEAD_ROWS(h_gates, 0),
                             HEAD_ROWS(cs, t), HEAD_ROWS(hs, t + 1), HEAD_ROWS(cs, t + 1),
