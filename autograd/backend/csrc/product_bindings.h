@@ -76,6 +76,14 @@ static Py_ssize_t product_block(Py_ssize_t m)
     return m == 1 ? VECTOR_PANEL : PRODUCT_COLUMN_BLOCK;
 }
 
+/* The threads a product as `x` describes takes: up to `threads`, each with `min_work`
+ * multiply-adds or more. */
+static int product_parts(const Product *x, int threads, Py_ssize_t min_work)
+{
+    Py_ssize_t most = x->m * x->n * (x->k + 1) / min_work;
+    return threads < most ? threads : (int)(most > 1 ? most : 1);
+}
+
 /* c = a @ b as `x` describes it, its chunks split over up to `threads` threads of at least
  * `min_work` multiply-adds each. Called without the GIL. */
 static void run_product(Product *x, int threads, Py_ssize_t min_work)
@@ -83,10 +91,9 @@ static void run_product(Product *x, int threads, Py_ssize_t min_work)
     int by_rows = !x->transposed && x->k <= PRODUCT_SHORT_INNER;
     Py_ssize_t chunks = by_rows ? x->m : x->transposed ? (x->n + 3) / 4
                                        : (x->n + x->block - 1) / x->block;
-    Py_ssize_t most = x->m * x->n * (x->k + 1) / min_work;
-    int parts = threads < most ? threads : (int)(most > 1 ? most : 1);
     if (x->m > 0 && x->n > 0)
-        parallel(by_rows ? product_rows : product_chunk, x, chunks, parts);
+        parallel(by_rows ? product_rows : product_chunk, x, chunks,
+                 product_parts(x, threads, min_work));
 }
 
 /* b (k, n) of a product as `x` reads it: with contiguous rows, or (transposed) contiguous

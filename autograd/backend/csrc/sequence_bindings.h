@@ -1,6 +1,7 @@
 /* An LSTM layer's loop over time in one call (part of _native.c, included once, after the
  * product bindings): each step's hidden projection h W_hh by the small products and its cell by
- * lstm_forward / lstm_backward, with no return to Python between steps. At a batch of 1 the
+ * lstm_forward / lstm_backward (forward, from a batch of 2: both per block of hidden units, in
+ * one hand-off), with no return to Python between steps. At a batch of 1 the
  * Python of a step (two wrappers, their checks, four allocations) cost about as much as its
  * arithmetic.
  *
@@ -110,9 +111,8 @@ static PyObject *lstm_sequence_forward(PyObject *self, PyObject *args)
     x.block = product_block(batch);
     /* a batch of one keeps the whole product's one-row panels (256 sums in registers) */
     int by_units = batch > 1 && !x.transposed;
-    Py_ssize_t most = batch * 4 * hidden * (hidden + 1) / PRODUCT_MIN_WORK_PER_THREAD;
     Py_ssize_t tasks = (hidden + LSTM_STEP_UNITS - 1) / LSTM_STEP_UNITS;
-    int parts = threads < most ? threads : (int)(most > 1 ? most : 1);
+    int parts = product_parts(&x, threads, PRODUCT_MIN_WORK_PER_THREAD);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t t = 0; t < steps; t++) {
         x.a = (Left){HEAD(hs, t), hs.row_stride, 1};
