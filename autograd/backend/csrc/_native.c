@@ -139,8 +139,8 @@ static const Operand LSTM_FORWARD[] = {
     {"x_gates", 4, 0, 0}, {"h_gates", 4, 0, 0}, {"c", 1, 0, 0}, {"h_out", 1, 1, 0},
     {"c_out", 1, 1, 0}, {"gates", 4, 1, 0}, {"tanh_c", 1, 1, 0}};
 ROWS_BINDING(lstm_forward, LSTM_FORWARD, 7, 2,
-             chosen.lstm_forward(a.count, a.hidden, a.rows[0], a.rows[1], a.rows[2], a.rows[3],
-                                 a.rows[4], a.rows[5], a.rows[6]))
+             chosen.lstm_forward(a.count, a.hidden, 0, a.hidden, a.rows[0], a.rows[1],
+                                 a.rows[2], a.rows[3], a.rows[4], a.rows[5], a.rows[6]))
 
 static const Operand LSTM_BACKWARD[] = {
     {"gates", 4, 0, 0}, {"c", 1, 0, 0}, {"tanh_c", 1, 0, 0}, {"dh", 1, 0, 0},

@@ -231,10 +231,10 @@ static PyObject *shifted_convolution(PyObject *self, PyObject *args)
      * other core then serving that many products (the digits CNN's 32 -> 64 channels on a 4x4
      * output, 4.6K values: 10.3 us on one thread, as long on two where the second core is
      * near, 25 where it is far: benchmarks/NOTES.md, twenty-fourth session) */
+    Py_ssize_t most_built = w->shape[0] / SHIFT_BUILT_CHANNELS;
     if (compact && k * length * (Py_ssize_t)sizeof(float) <= SHIFT_CACHED_COLUMNS
-            && w->shape[0] / SHIFT_BUILT_CHANNELS < parts)
-        parts = w->shape[0] >= 2 * SHIFT_BUILT_CHANNELS ? (int)(w->shape[0] / SHIFT_BUILT_CHANNELS)
-                                                        : 1;
+            && most_built < parts)
+        parts = most_built > 1 ? (int)most_built : 1;
     Py_BEGIN_ALLOW_THREADS
     if (!in_place) {
         parallel(columns_rows, &phases, phases.rows_per_group,

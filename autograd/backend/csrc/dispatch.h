@@ -30,9 +30,8 @@
 #pragma GCC pop_options
 #endif
 
-typedef void (*LSTMForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows);
-typedef void (*LSTMForwardUnits)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Rows, Rows,
-                                 Rows, Rows, Rows, Rows, Rows);
+typedef void (*LSTMForward)(Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Rows, Rows, Rows,
+                            Rows, Rows, Rows, Rows);
 typedef void (*LSTMBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows);
 typedef void (*GRUForward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows);
 typedef void (*GRUBackward)(Py_ssize_t, Py_ssize_t, Rows, Rows, Rows, Rows, Rows, Rows, Rows,
@@ -93,7 +92,6 @@ typedef Py_ssize_t (*SoftmaxCrossEntropy)(Py_ssize_t, Py_ssize_t, Rows, Rows, co
 static struct {
     const char *instruction_set;
     LSTMForward lstm_forward;
-    LSTMForwardUnits lstm_forward_units;
     LSTMBackward lstm_backward;
     GRUForward gru_forward;
     GRUBackward gru_backward;
@@ -130,7 +128,6 @@ static struct {
     do {                                              \
         chosen.instruction_set = name;                \
         chosen.lstm_forward = lstm_forward_##suffix;  \
-        chosen.lstm_forward_units = lstm_forward_units_##suffix; \
         chosen.lstm_backward = lstm_backward_##suffix; \
         chosen.gru_forward = gru_forward_##suffix;    \
         chosen.gru_backward = gru_backward_##suffix;  \

@@ -30,18 +30,10 @@ static inline void KERNEL(lstm_forward_row)(
     }
 }
 
+/* The step for hidden units [first, first + count) of every row (all of them: 0, hidden; a
+ * thread's share of a step of sequence_bindings.h's loop: a block), each unit's four gates
+ * `hidden` apart. */
 static void KERNEL(lstm_forward)(
-    Py_ssize_t rows, Py_ssize_t hidden, Rows x_gates, Rows h_gates, Rows c,
-    Rows h_out, Rows c_out, Rows gates, Rows tanh_c)
-{
-    for (Py_ssize_t r = 0; r < rows; r++)
-        KERNEL(lstm_forward_row)(hidden, hidden, ROW(x_gates, r), ROW(h_gates, r), ROW(c, r),
-                                 ROW(h_out, r), ROW(c_out, r), ROW(gates, r), ROW(tanh_c, r));
-}
-
-/* The same for hidden units [first, first + count) of every row only (a thread's share of a
- * step of sequence_bindings.h's loop), each unit's four gates `hidden` apart as above. */
-static void KERNEL(lstm_forward_units)(
     Py_ssize_t rows, Py_ssize_t hidden, Py_ssize_t first, Py_ssize_t count, Rows x_gates,
     Rows h_gates, Rows c, Rows h_out, Rows c_out, Rows gates, Rows tanh_c)
 {

@@ -62,8 +62,8 @@ static void lstm_step_units(void *context, Py_ssize_t start, Py_ssize_t stop)
         chosen.few_rows_product(x->m, last - first, x->k, x->a, x->b + column, x->ldb,
                                 x->c + column, x->ldc, NULL);
     }
-    chosen.lstm_forward_units(x->m, s->hidden, first, last - first, s->x_gates, s->h_gates,
-                              s->c, s->h_out, s->c_out, s->gates, s->tanh_c);
+    chosen.lstm_forward(x->m, s->hidden, first, last - first, s->x_gates, s->h_gates,
+                        s->c, s->h_out, s->c_out, s->gates, s->tanh_c);
 }
 
 /* lstm_sequence_forward(x_gates, hs, cs, gates, tanh_cs, h_gates, W_hh, threads): for t in
@@ -124,7 +124,8 @@ static PyObject *lstm_sequence_forward(PyObject *self, PyObject *args)
             continue;
         }
         run_product(&x, threads, PRODUCT_MIN_WORK_PER_THREAD);
-        chosen.lstm_forward(batch, hidden, HEAD_ROWS(x_gates, t), HEAD_ROWS(h_gates, 0),
+        chosen.lstm_forward(batch, hidden, 0, hidden, HEAD_ROWS(x_gates, t),
+                            HEAD_ROWS(h_gates, 0),
                             HEAD_ROWS(cs, t), HEAD_ROWS(hs, t + 1), HEAD_ROWS(cs, t + 1),
                             HEAD_ROWS(gates, t), HEAD_ROWS(tanh_cs, t));
     }

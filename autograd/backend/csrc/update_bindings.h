@@ -93,11 +93,17 @@ static void release_flat(Py_buffer *views, int count)
             PyBuffer_Release(&views[k]);
 }
 
-/* A pass of alpha over C-contiguous float32 x and y of one size, in place on y: `part` (an
- * UpdateJob's task) split over the pool; the binding `kernel`'s errors name its operands. */
-static PyObject *alpha_x_y_pass(const char *kernel, Task part, float alpha, PyObject *x,
-                                PyObject *y, int threads)
+/* A binding (alpha, x, y, threads) of a pass of alpha over C-contiguous float32 x and y of
+ * one size, in place on y: `part` (an UpdateJob's task) split over the pool; `format` is
+ * "fOOi:" and the binding's name, which its errors give. */
+static PyObject *alpha_x_y_pass(PyObject *args, const char *format, Task part)
 {
+    const char *kernel = strchr(format, ':') + 1;
+    PyObject *x, *y;
+    float alpha;
+    int threads;
+    if (!PyArg_ParseTuple(args, format, &alpha, &x, &y, &threads))
+        return NULL;
     Py_buffer views[2];
     if (take_flat(kernel, "y", y, &views[1], 1, -1) < 0)
         return NULL;
@@ -114,12 +120,7 @@ static PyObject *alpha_x_y_pass(const char *kernel, Task part, float alpha, PyOb
 /* axpy(alpha, x, y, threads): y += alpha x for C-contiguous float32 x and y of one size */
 static PyObject *axpy(PyObject *self, PyObject *args)
 {
-    PyObject *x, *y;
-    float alpha;
-    int threads;
-    if (!PyArg_ParseTuple(args, "fOOi:axpy", &alpha, &x, &y, &threads))
-        return NULL;
-    return alpha_x_y_pass("axpy", axpy_part, alpha, x, y, threads);
+    return alpha_x_y_pass(args, "fOOi:axpy", axpy_part);
 }
 
 /* adam(data, grad, m, v, (beta_1, beta_2, keep_1, keep_2, epsilon, l2, decay,
@@ -161,12 +162,7 @@ static void scale_part(void *context, Py_ssize_t start, Py_ssize_t stop)
 /* scale(alpha, x, y, threads): y = alpha x for C-contiguous float32 x and y of one size */
 static PyObject *scale(PyObject *self, PyObject *args)
 {
-    PyObject *x, *y;
-    float alpha;
-    int threads;
-    if (!PyArg_ParseTuple(args, "fOOi:scale", &alpha, &x, &y, &threads))
-        return NULL;
-    return alpha_x_y_pass("scale", scale_part, alpha, x, y, threads);
+    return alpha_x_y_pass(args, "fOOi:scale", scale_part);
 }
 
 /* Elements whose squares one block adds up: the blocks' sums are then added in order, so the
