@@ -19,6 +19,7 @@ import numpy as np
 
 from ._types import Array, DTypeLike, Scalar, Shape
 
+from .backend import buffer_cache
 from .device import Device, cpu, get_default_device, device_of_array, move_array
 from .tensor_inplace import InPlaceMethods
 from .tensor_interop import ExchangeMethods
@@ -81,7 +82,8 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
             device = device or get_default_device()
             shape = _checked_shape(shape)
             with device.activate():
-                array = device.xp.zeros(shape, dtype=dtype or np.float32)
+                array = (buffer_cache.new_host_array(shape, dtype or np.float32)
+                         if device.xp is np else device.xp.zeros(shape, dtype=dtype or np.float32))
         else:
             raise ValueError("Tensor: give a shape, data or both")
         if array.dtype.kind != "f":
@@ -107,6 +109,8 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
             with target.activate():
                 if array is not data:          # moving already copied: only cast if asked
                     return array if dtype is None else array.astype(dtype, copy=False)
+                if target.xp is np:
+                    return buffer_cache.new_host_array(array.shape, dtype or array.dtype, array)
                 return target.xp.array(array, dtype=dtype or array.dtype, copy=True)
         target = device or get_default_device()
         with target.activate():

@@ -104,8 +104,57 @@ def empty(xp, shape, dtype, axis_order=None):
             evicted += 1
         if kept_bytes + nbytes > MAX_KEPT_BYTES:
             return np.empty(shape, dtype)
-        _kept.append(np.empty(nbytes, np.uint8))
+        _kept.append(aligned_bytes(nbytes))
         return _kept[-1].view(dtype).reshape(shape)
+
+
+# Where the kept buffers start: a cache line, as PyTorch's CPU allocator aligns its tensors.
+# NumPy's large arrays start 16 to 48 bytes into one, and then every 64-byte vector load of a
+# row of a product's b straddles two lines: (32, 256) @ (256, 1024) on one core took 210 us
+# where b was 16 bytes off a line, 157 us where it was on one (benchmarks/NOTES.md,
+# twenty-fifth session).
+ALIGNMENT = 64
+
+
+def aligned_bytes(nbytes):
+    """A new 1-D uint8 array of ``nbytes`` starting on an ``ALIGNMENT``-byte boundary, whose
+    views name it as their ``base`` (what the reference counts above rely on).
+
+    >>> aligned_bytes(100).ctypes.data % ALIGNMENT
+    0
+    """
+    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    # an array over a memoryview is the base of its views (a slice of `raw` would name `raw`)
+    return np.frombuffer(memoryview(raw[start:start + nbytes]), np.uint8)
+
+
+# Tensors' own NumPy arrays from this size on start on a cache line (a layer's weights, which
+# products read row by row every step); under it, the extra allocation would cost more than a
+# line split of a few rows.
+ALIGNED_MIN_BYTES = 4096
+
+
+def new_host_array(shape, dtype, source=None):
+    """A new NumPy array of ``shape`` and ``dtype`` for a Tensor to hold: zeros, or a copy of
+    ``source`` as ``numpy.array(source, dtype)`` makes it (its layout kept); one in C order
+    starts on a cache line from ``ALIGNED_MIN_BYTES`` on.
+
+    >>> new_host_array((64, 64), np.float32).ctypes.data % ALIGNMENT
+    0
+    """
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize * math.prod(shape)
+    if (nbytes < ALIGNED_MIN_BYTES or dtype.hasobject
+            or source is not None and not source.flags.c_contiguous):
+        return (np.zeros(shape, dtype) if source is None else
+                np.array(source, dtype=dtype, copy=True))
+    array = aligned_bytes(nbytes).view(dtype).reshape(shape)
+    if source is None:
+        array.fill(0)
+    else:
+        np.copyto(array, source, casting="unsafe")
+    return array
 
 
 def allocator(xp, shape, dtype, axis_order=None):

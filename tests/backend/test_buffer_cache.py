@@ -206,3 +206,56 @@ def test_an_allocator_hands_out_what_empty_would(fresh_cache, shape, dtype, orde
     assert not np.shares_memory(first, second)
     kept = np.dtype(dtype).itemsize * np.prod(shape) >= memory.MIN_BYTES and dtype != object
     assert memory.kept_bytes() == (3 * first.nbytes if kept else 0)
+
+
+@pytest.mark.parametrize("shape, dtype", [(LARGE, np.float32), ((3, 1 << 17), np.float64),
+                                          (((1 << 20) + 3,), np.uint8)])
+def test_kept_buffers_start_on_a_cache_line_and_are_kept_as_before(fresh_cache, shape, dtype):
+    first = memory.empty(np, shape, dtype)
+    assert first.ctypes.data % memory.ALIGNMENT == 0
+    assert first.shape == shape and first.dtype == dtype and first.flags.writeable
+    address = first.ctypes.data
+    first.fill(1)
+    view = first[1:]
+    del first
+    second = memory.empty(np, shape, dtype)
+    assert not np.shares_memory(second, view)            # a view holds the first
+    assert second.ctypes.data % memory.ALIGNMENT == 0
+    del view
+    again = memory.empty(np, shape, dtype)
+    assert again.ctypes.data == address                 # free again: the same buffer
+    assert memory.kept_bytes() == 2 * again.nbytes      # the bytes asked, not the padding
+
+
+@pytest.mark.parametrize("nbytes", [1, 63, 64, 65, 4096 + 17])
+def test_aligned_bytes_are_their_views_base_and_outlive_the_padded_block(nbytes):
+    block = memory.aligned_bytes(nbytes)
+    assert block.ctypes.data % memory.ALIGNMENT == 0 and block.nbytes == nbytes
+    block[:] = np.arange(nbytes) % 251
+    view = block[nbytes // 2:]
+    assert view.base is block                            # what the reference counts rely on
+    del block
+    np.testing.assert_array_equal(view, np.arange(nbytes // 2, nbytes) % 251)
+
+
+@pytest.mark.parametrize("shape, dtype", [((64, 64), np.float32), ((3, 500), np.float64),
+                                          ((10,), np.float32), ((2, 3, 256), np.int64)])
+def test_new_host_arrays_are_zeros_or_copies_aligned_from_a_page(shape, dtype):
+    zeros = memory.new_host_array(shape, dtype)
+    assert zeros.shape == shape and zeros.dtype == dtype and not zeros.any()
+    source = np.random.default_rng(0).standard_normal(shape) * 100
+    copy = memory.new_host_array(shape, dtype, source)
+    np.testing.assert_array_equal(copy, source.astype(dtype))       # converted as astype
+    source[...] = 0
+    assert copy.any()                                    # a copy, not a view
+    large = zeros.nbytes >= memory.ALIGNED_MIN_BYTES
+    for array in (zeros, copy):
+        assert array.flags.c_contiguous and array.flags.writeable
+        assert (array.ctypes.data % memory.ALIGNMENT == 0) or not large
+
+
+def test_new_host_arrays_keep_a_strided_sources_layout():
+    source = np.asfortranarray(np.arange(40000, dtype=np.float32).reshape(200, 200))
+    copy = memory.new_host_array(source.shape, np.float32, source)
+    assert copy.flags.f_contiguous and not np.shares_memory(copy, source)
+    np.testing.assert_array_equal(copy, source)
