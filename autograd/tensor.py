@@ -74,7 +74,7 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
         if isinstance(shape, (int, np.integer)):
             shape = (shape,)
         if data is not None:
-            array = self._array_from(data, device, dtype)
+            array = self._array_from(data, device, dtype, aligned=stores_grad)
             if shape is not None and tuple(array.shape) != tuple(shape):
                 raise ValueError(f"Tensor: data has shape {array.shape} but shape={tuple(shape)}")
             device = device_of_array(array)
@@ -100,7 +100,7 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
         self.name = name
 
     @staticmethod
-    def _array_from(data, device, dtype):
+    def _array_from(data, device, dtype, aligned=False):
         if hasattr(data, "dtype") and hasattr(data, "shape"):      # a NumPy or CuPy array
             source = device_of_array(data)
             # host data goes where new tensors go; a GPU array stays on its GPU
@@ -109,7 +109,7 @@ class Tensor(OperatorMethods, InPlaceMethods, ExchangeMethods):
             with target.activate():
                 if array is not data:          # moving already copied: only cast if asked
                     return array if dtype is None else array.astype(dtype, copy=False)
-                if target.xp is np:
+                if aligned and target.xp is np:     # a parameter: products read its rows
                     return buffer_cache.new_host_array(array.shape, dtype or array.dtype, array)
                 return target.xp.array(array, dtype=dtype or array.dtype, copy=True)
         target = device or get_default_device()

@@ -24,11 +24,12 @@ def test_shape_with_dtype_gives_that_dtype():
 
 
 @pytest.mark.cpu_only
-@pytest.mark.parametrize("make", [lambda: Tensor(shape=(256, 1024)),
-                                  lambda: Tensor(data=np.ones((300, 7), np.float64)),
-                                  lambda: Tensor(data=np.arange(2000), dtype=np.float32),
-                                  lambda: autograd.LSTM(64, 64).W_hh])
-def test_large_host_tensors_start_on_a_cache_line(make):
+@pytest.mark.parametrize("make", [
+    lambda: Tensor(shape=(256, 1024)),
+    lambda: Tensor(data=np.ones((300, 7), np.float64), stores_grad=True),
+    lambda: Tensor(data=np.arange(2000), dtype=np.float32, stores_grad=True),
+    lambda: autograd.LSTM(64, 64).W_hh])
+def test_large_parameters_start_on_a_cache_line(make):
     # the products read a weight's rows as 64-byte vectors: NumPy's own large arrays start
     # 16 to 48 bytes into a line, and a vector then straddles two
     t = make()
@@ -43,10 +44,12 @@ def test_data_is_copied_with_its_values_dtype_and_layout():
     source[0, 0] = -1
     assert t.dtype == np.float32 and t.data.flags.f_contiguous
     np.testing.assert_array_equal(t.data, np.arange(6000).reshape(60, 100))
-    big = np.arange(5000, dtype=np.float32)
-    copy = Tensor(data=big)
-    big[:] = 0
-    np.testing.assert_array_equal(copy.data, np.arange(5000))
+    for stores_grad in (False, True):
+        big = np.arange(5000, dtype=np.float32)
+        copy = Tensor(data=big, stores_grad=stores_grad)
+        big[:] = 0
+        np.testing.assert_array_equal(copy.data, np.arange(5000))
+        assert copy.data.dtype == np.float32 and copy.data.flags.writeable
 
 
 @pytest.mark.parametrize("data, shape", [([1, 2, 3], (3,)), ([[1.5], [2.5]], (2, 1)),

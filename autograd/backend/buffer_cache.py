@@ -129,14 +129,15 @@ def aligned_bytes(nbytes):
     return np.frombuffer(memoryview(raw[start:start + nbytes]), np.uint8)
 
 
-# Tensors' own NumPy arrays from this size on start on a cache line (a layer's weights, which
-# products read row by row every step); under it, the extra allocation would cost more than a
-# line split of a few rows.
+# A parameter's NumPy array (a Tensor made from a shape, or one that stores its gradient) from
+# this size on starts on a cache line: products read a weight's rows every step. Under it, the
+# extra allocation would cost more than a line split of a few rows; a Tensor wrapping a batch
+# keeps NumPy's own copy (the aligned one took 3 us more, 5.6 against 2.4 for 25 KB).
 ALIGNED_MIN_BYTES = 4096
 
 
 def new_host_array(shape, dtype, source=None):
-    """A new NumPy array of ``shape`` and ``dtype`` for a Tensor to hold: zeros, or a copy of
+    """A new NumPy array of ``shape`` and ``dtype`` for a parameter to hold: zeros, or a copy of
     ``source`` as ``numpy.array(source, dtype)`` makes it (its layout kept); one in C order
     starts on a cache line from ``ALIGNED_MIN_BYTES`` on.
 
