@@ -38,6 +38,17 @@ typedef struct {
 #endif
 #define PREFETCH_ROWS 8
 
+/* A kernel inlined at every call, so that its caller's constants (a tile's row count) unroll
+ * its loops into registers: GCC keeps a large function called with several constants as one
+ * copy over any value (kernel_products.h). */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define ALWAYS_INLINE __forceinline
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 #define ROW(operand, r) ((operand).data + (r) * (operand).stride)
 
 /* The outputs [*low, *high) along a row of `outputs` windows, `stride` apart, whose input

@@ -46,7 +46,7 @@ static inline void KERNEL(pool_max_or_nan)(PoolVector *best, PoolVector value)
  * max_pool_plane_halves, whose scalar loops GCC kept spilling to the stack: SqueezeNet's
  * 3x3 windows on (64, 111, 111) took 227 us on one thread there; its (256, 27, 27) ones,
  * narrower than the halves take, 255 us in max_pool_plane_separable. */
-static inline __attribute__((always_inline)) void KERNEL(max_pool_shuffled_rows)(
+static ALWAYS_INLINE void KERNEL(max_pool_shuffled_rows)(
     const float *x, Py_ssize_t x_row, Py_ssize_t height, Py_ssize_t width, float *y,
     Py_ssize_t y_row, Py_ssize_t out_height, Py_ssize_t out_width, int kernel_height,
     int kernel_width, int stride_height, int top, int left, float *restrict scratch)

@@ -23,7 +23,7 @@
  * and product_band: as a function of its own, GCC compiled one loop over any `rows`, testing
  * the row count inside the inner loop ((32, 256) @ (256, 1024) on one core: 192 us, 157
  * inlined, b on a cache line). */
-static inline __attribute__((always_inline)) void KERNEL(product_tile_of)(
+static ALWAYS_INLINE void KERNEL(product_tile_of)(
     const int rows, Py_ssize_t k, const float *restrict a, Py_ssize_t a_row,
     Py_ssize_t a_column, const float *restrict b, Py_ssize_t ldb, float *restrict c,
     Py_ssize_t ldc, float alpha, const float *restrict bias)
@@ -187,7 +187,7 @@ static void KERNEL(product_transposed)(
 
 /* `rows` rows of c (m, n) = a b (+ bias) from a tile of that many rows, then row by row past
  * the last whole tile of columns. */
-static inline __attribute__((always_inline)) void KERNEL(product_band)(
+static ALWAYS_INLINE void KERNEL(product_band)(
     const int rows, Py_ssize_t n, Py_ssize_t k, const float *a, Py_ssize_t a_row,
     Py_ssize_t a_column, const float *b, Py_ssize_t ldb, float *c, Py_ssize_t ldc,
     const float *bias)
