@@ -118,10 +118,11 @@ def max_pool2d_plan(x, windows):
 
 def matmul_add_plan(a, b, c):
     """a @ b + c for a bias row c where matmul.matmul_add adds it in the compiled product
-    (a small product: native.product): the plan runs that product."""
+    (a small product, or many rows by a wide b: native.product): the plan runs that product."""
     if not (native.enabled() and type(c) is np.ndarray and c.ndim == 1 and c.dtype == _FLOAT32
             and type(a) is np.ndarray and a.ndim == 2 and type(b) is np.ndarray
-            and b.ndim == 2 and a.shape[0] * b.shape[1] < FUSED_ADD_MIN_SIZE):
+            and b.ndim == 2 and (a.shape[0] * b.shape[1] < FUSED_ADD_MIN_SIZE
+                                 or native.takes_many_rows(a, b))):
         return None
     shape = (a.shape[0], b.shape[1])
     if not native.product(a, b, np.empty(shape, _FLOAT32), c):    # its rules, decided once

@@ -177,12 +177,19 @@ def matmul_add(a, b, c):
         out += c
         return out
     rows, columns = a.shape[0], b.shape[1]
+    bias_row = c.size == columns and (c.ndim == 1 or c.ndim == 2 and c.shape[0] == 1)
+    if bias_row and native.takes_many_rows(a, b):
+        # many rows by a wide b on cache lines: the compiled product, which adds the bias as it
+        # stores (the fused GEMM first writes c into the whole result)
+        out = buffer_cache.empty(np, (rows, columns), a.dtype)
+        if native.product(a, b, out, c.reshape(-1)):
+            return out
     if rows * columns >= FUSED_ADD_MIN_SIZE and a.dtype.kind == "f" and a.shape[1] > 1:
         out = buffer_cache.empty(np, (rows, columns), a.dtype)
         _fill(out, c)
         if blas.gemm(a, b, out):
             return out
-    if c.size == columns and (c.ndim == 1 or c.ndim == 2 and c.shape[0] == 1):
+    if bias_row:
         # a bias row: added by the compiled product where each thread stores its sums (a pass
         # of its own after a product split over threads reads half of it from the other core)
         out = buffer_cache.empty(np, (rows, columns), a.dtype)

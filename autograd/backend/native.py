@@ -281,9 +281,12 @@ def product(a, b, out, bias=None):
       more: 0.3-0.8x OpenBLAS's time (which packs all of b first); up to 16 rows where b is a
       transposed matrix read in place (a layer's input gradient dy W^T);
     - an inner dimension of 8 or less (a weight gradient x^T dy of a batch of 1 to 8) with 4096
-      outputs or more: 0.2-0.7x.
+      outputs or more: 0.2-0.7x;
+    - more rows by a wide b (:func:`many_rows_fit`: an LSTM's gates, a vocabulary) whose rows
+      start on cache lines, as a parameter's do: 0.85-0.97x alone (twenty-fifth session), and
+      a batch-8 LSTM language model's no_grad forward 0.92x its time.
 
-    Elsewhere (more rows, a narrow or short b) OpenBLAS is as fast or faster.
+    Elsewhere (a narrow or short b, a b off its lines) OpenBLAS is as fast or faster.
     """
     # the checks of _takes written out for the three operands: a small product is a few
     # microseconds, and these run before each one
@@ -301,7 +304,8 @@ def product(a, b, out, bias=None):
     most = _most_rows_of(b_row, b_column, inner, columns)
     if most is None or most == _FEW_ROWS_TRANSPOSED and a_column != 4 and inner > 1:
         return None          # b neither row- nor column-contiguous, or a's rows are strided
-    if not product_shape_fits(rows, inner, columns, most):
+    if not (product_shape_fits(rows, inner, columns, most) or most == FEW_ROWS
+            and many_rows_fit(rows, inner, columns) and _on_cache_lines(b)):
         return None
     if bias is None:
         _native.product(a, b, out, _split_threads())
@@ -324,6 +328,34 @@ def product_shape_fits(rows, inner, columns, most=None):
                          and columns >= _FEW_ROWS_MIN_COLUMNS and inner >= _FEW_ROWS_MIN_INNER)
 
 
+def many_rows_fit(rows, inner, columns):
+    """Whether the compiled products take more than FEW_ROWS rows by the shape (b's rows must
+    also start on cache lines: :func:`takes_many_rows`): b at least _MANY_ROWS_MIN_COLUMNS wide,
+    32 to _MANY_ROWS_MOST_INNER tall, and fewer than _MANY_ROWS_MOST_WORK multiply-adds.
+    Measured in whole steps: narrower products (a transformer's, 128-512 wide) lost 1-2% there
+    though each alone won, and the largest (a 10,000-word head at 1,120 rows) tie."""
+    return (rows > FEW_ROWS and columns >= _MANY_ROWS_MIN_COLUMNS
+            and _FEW_ROWS_MIN_INNER <= inner <= _MANY_ROWS_MOST_INNER
+            and rows * inner * columns < _MANY_ROWS_MOST_WORK)
+
+
+def takes_many_rows(a, b):
+    """Whether :func:`product` takes ``a @ b`` as a product of many rows (NumPy float32 a, b
+    with contiguous rows starting on 64-byte lines, the shape as :func:`many_rows_fit` says),
+    so that a caller can choose it before it allocates c."""
+    return (_state["enabled"] and type(a) is np.ndarray and type(b) is np.ndarray
+            and a.dtype == _FLOAT32 and b.dtype == _FLOAT32 and a.ndim == 2 and b.ndim == 2
+            and min(a.strides) >= 0 and many_rows_fit(a.shape[0], a.shape[1], b.shape[1])
+            and _on_cache_lines(b))
+
+
+def _on_cache_lines(b):
+    """Whether b's rows are contiguous and each starts on a 64-byte line: the products' vector
+    loads of a row then read one line each (16-48 bytes off, 1.15-1.6x the time)."""
+    row, column = b.strides
+    return column == 4 and row % 64 == 0 and b.ctypes.data % 64 == 0
+
+
 def _most_rows_of(row_stride, column_stride, height, width):
     """The most rows of a that the few-rows products take by a 2-D b of these strides (bytes)
     and shape: FEW_ROWS where b's rows are contiguous, _FEW_ROWS_TRANSPOSED where its columns
@@ -342,6 +374,9 @@ FEW_ROWS = 32                 # b with contiguous rows: the most rows of a the p
 _FEW_ROWS_TRANSPOSED = 16     # b a transposed matrix (dot products): 1.1-2x OpenBLAS at 32 rows
 _FEW_ROWS_MIN_COLUMNS = 32
 _FEW_ROWS_MIN_INNER = 32      # a short b packs quickly: (32, 16) @ (16, 512) 1.5x OpenBLAS's
+_MANY_ROWS_MIN_COLUMNS = 1024
+_MANY_ROWS_MOST_INNER = 1024  # a 32-column panel of b up to 128 KB, in L2
+_MANY_ROWS_MOST_WORK = 1 << 30
 
 
 def lstm_sequence_forward(x_gates, h0, c0, W_hh):

@@ -297,3 +297,106 @@ def test_the_binding_refuses_a_bias_of_the_wrong_length():
     with pytest.raises(ValueError, match="product: expected bias of 4 elements, got 3"):
         native._native.product(a, b, c, 1, 1, np.ones(3, np.float32))
     assert not c.any()
+
+
+def on_lines(rng, shape, offset=0):
+    """float32 values of ``shape`` whose rows start ``offset`` bytes past a 64-byte line (every
+    row, for widths of whole lines), as a parameter's array does at offset 0."""
+    size = int(np.prod(shape))
+    block = np.empty(size + 32, np.float32)
+    start = (-block.ctypes.data % 64 + offset) // 4
+    array = block[start:start + size].reshape(shape)
+    array[...] = draw(rng, shape, 1.0, "plain")
+    return array
+
+
+@pytest.mark.parametrize("rows, inner, columns, fits", [
+    (33, 256, 1024, True), (32, 256, 1024, False), (280, 256, 10000, True),
+    (35, 32, 1024, True), (35, 31, 1024, False), (35, 1024, 1024, True),
+    (35, 1025, 1024, False), (35, 256, 1023, False),
+    (4095, 256, 1024, True), (4096, 256, 1024, False)])     # the work: 4096 * 2^18 = 2^30
+def test_the_many_rows_rule(rows, inner, columns, fits):
+    assert native.many_rows_fit(rows, inner, columns) is fits
+
+
+@pytest.mark.parametrize("offset, layout, taken", [
+    (0, "plain", True), (16, "plain", False), (32, "plain", False),
+    (0, "transposed", False), (0, "narrow rows", False)])
+def test_many_rows_need_b_on_cache_lines(monkeypatch, offset, layout, taken):
+    """Many rows by a wide b whose rows start on 64-byte lines: taken, within float32 of the
+    definition; b off its lines, transposed, or with rows a line apart plus 4 bytes: None,
+    nothing written (OpenBLAS's)."""
+    monkeypatch.setitem(native._state, "enabled", True)     # a module fixture may have it off
+    rng = np.random.default_rng(9)
+    a = on_lines(rng, (40, 64))
+    b = on_lines(rng, (64, 1024), offset)
+    if layout == "transposed":
+        b = np.asfortranarray(b)
+    elif layout == "narrow rows":
+        b = on_lines(rng, (64, 1025))[:, :1024]
+    c = np.full((40, 1024), np.nan, np.float32)
+    assert native.takes_many_rows(a, b) is taken
+    assert bool(native.product(a, b, c)) is taken
+    if taken:
+        expect_product(a, b, c)
+    else:
+        assert np.isnan(c).all()
+
+
+@pytest.mark.parametrize("rows, inner, a_layout", [(40, 64, "plain"), (123, 200, "plain"),
+                                                   (77, 96, "transposed")])
+def test_many_rows_give_the_same_bits_on_any_thread_count(instruction_set, rows, inner,
+                                                          a_layout):
+    """Bands of 8 rows, then 4, 2, 1 (123 = 15 x 8 + 2 + 1), a read as stored or transposed
+    (a weight gradient's x^T), with and without a bias row: each thread sums its columns in
+    the one order, so 1, 2 and 3 threads give the same bits, within float32 of the sums."""
+    rng = np.random.default_rng(rows)
+    a = on_lines(rng, (rows, inner))
+    if a_layout == "transposed":
+        a = np.asfortranarray(a)
+    b = on_lines(rng, (inner, 1040))
+    bias = rng.standard_normal(1040).astype(np.float32)
+    for extra in ((), (bias,)):
+        results = []
+        for threads in (1, 2, 3):
+            c = np.full((rows, 1040), np.nan, np.float32)
+            native._native.product(a, b, c, threads, 1, *extra)
+            results.append(c)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        want = a64 @ b64 + (bias if extra else 0)
+        close(results[0], want, inner / 8 * (np.abs(a64) @ np.abs(b64)) + np.abs(want) / 8)
+        for c in results[1:]:
+            np.testing.assert_array_equal(c, results[0])
+
+
+def test_matmul_add_and_its_plan_take_many_rows_by_a_wide_weight(monkeypatch):
+    """A bias row and many rows by a weight on its lines: one compiled product with the bias
+    (not the fused GEMM), in eager calls and in the forward plan; a weight off its lines goes
+    to the GEMM."""
+    from autograd.backend import forward_plans
+    monkeypatch.setitem(native._state, "enabled", True)
+    calls = []
+    real = native._native.product
+
+    def recorded(*arguments):
+        calls.append(len(arguments))
+        return real(*arguments)
+    monkeypatch.setattr(native._native, "product", recorded)
+    monkeypatch.setattr(forward_plans, "_native", native._native)
+    rng = np.random.default_rng(11)
+    a = on_lines(rng, (70, 64))
+    b = on_lines(rng, (64, 1024))
+    c = rng.standard_normal(1024).astype(np.float32)
+    want = a.astype(np.float64) @ b + c
+    np.testing.assert_allclose(backend_matmul.matmul_add(a, b, c), want, rtol=1e-5, atol=1e-4)
+    assert calls == [4 + 2]
+    plan = forward_plans.matmul_add_plan(a, b, c)
+    calls.clear()
+    np.testing.assert_allclose(plan(a, b, c), want, rtol=1e-5, atol=1e-4)
+    assert calls == [6]
+    calls.clear()
+    off = on_lines(rng, (64, 1024), 16)
+    assert forward_plans.matmul_add_plan(a, off, c) is None
+    np.testing.assert_allclose(backend_matmul.matmul_add(a, off, c),
+                               a.astype(np.float64) @ off + c, rtol=1e-5, atol=1e-4)
+    assert calls == []
