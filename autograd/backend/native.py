@@ -4,8 +4,9 @@ NumPy runs one pass over memory per ufunc, on one core: a recurrent cell's gate 
 and state update are about fifteen passes and as many temporaries. ``autograd/backend/csrc``
 holds C loops that do such a chain in one pass (for AVX-512, AVX2 or the baseline, chosen at
 load), the small products of batches up to 32 that OpenBLAS runs slowly, split over a C thread
-pool (``product``), and an LSTM layer's loop over time (pooling's and the columns' wrappers
-are in native_pooling.py, the updates' in native_update.py, ReLU's in native_elementwise.py);
+pool (``product``) (an LSTM layer's loop over time is in native_sequence.py, pooling's and the
+columns' wrappers in native_pooling.py, the updates' in native_update.py, ReLU's in
+native_elementwise.py);
 ``pip install`` builds them where a C compiler is found (``setup.py``: an optional extension).
 
 Each function here returns the kernel's result, or ``None`` when the kernel does not apply
@@ -19,7 +20,7 @@ True
 """
 import numpy as np
 
-from . import buffer_cache, threads
+from . import threads
 
 try:
     from . import _native                      # type: ignore[attr-defined]
@@ -377,51 +378,6 @@ _FEW_ROWS_MIN_INNER = 32      # a short b packs quickly: (32, 16) @ (16, 512) 1.
 _MANY_ROWS_MIN_COLUMNS = 1024
 _MANY_ROWS_MOST_INNER = 1024  # a 32-column panel of b up to 128 KB, in L2
 _MANY_ROWS_MOST_WORK = 1 << 30
-
-
-def lstm_sequence_forward(x_gates, h0, c0, W_hh):
-    """An LSTM layer's steps in one call (operations/recurrent_sequence.py's loop): each step's
-    h W_hh by the small products, then its cell. ``(hs, cs, gates, tanh_cs)`` with hs and cs
-    (T + 1, N, H) from h0 and c0, gates (T, N, 4H), tanh_cs (T, N, H); None where the kernels
-    do not apply (the batch over the small products' 32 rows, W_hh not row-major float32)."""
-    if not (takes_rows(h0, c0, W_hh) and _takes((x_gates,), 3)):
-        return None
-    steps, batch, width = x_gates.shape
-    hidden = h0.shape[1]
-    if (batch > FEW_ROWS or W_hh.strides[1] != 4 or W_hh.shape != (hidden, width)
-            or width != 4 * hidden or h0.shape != (batch, hidden) or c0.shape != h0.shape):
-        return None
-    # from the buffer cache: a language model's gates are MBs a layer, fresh pages every step
-    hs = buffer_cache.empty(np, (steps + 1, batch, hidden), _FLOAT32)
-    cs = buffer_cache.empty(np, (steps + 1, batch, hidden), _FLOAT32)
-    gates = buffer_cache.empty(np, (steps, batch, width), _FLOAT32)
-    tanh_cs = buffer_cache.empty(np, (steps, batch, hidden), _FLOAT32)
-    hs[0], cs[0] = h0, c0
-    _native.lstm_sequence_forward(x_gates[:, None], hs[:, None], cs[:, None], gates[:, None],
-                                  tanh_cs[:, None], _new(batch, width)[None, None], W_hh,
-                                  _split_threads())
-    return hs, cs, gates, tanh_cs
-
-
-def lstm_sequence_backward(saved, dhs, dh_last, dc_last, W_hh_T):
-    """Their backward through time: ``(da, dh0, dc0)`` from what lstm_sequence_forward saved
-    (gates, cs, tanh_cs), dhs (T, N, H) and the last step's dh and dc (N, H); W_hh_T (4H, H)
-    row-major or a transposed view. None where the kernels do not apply."""
-    gates, cs, tanh_cs = saved
-    if not (_takes((gates, cs, tanh_cs, dhs), 3) and takes_rows(dh_last, dc_last)
-            and _takes((W_hh_T,), 2, any_layout=True)):
-        return None
-    steps, batch, width = gates.shape
-    most = _most_rows_of(*W_hh_T.strides, *W_hh_T.shape)
-    if most is None or batch > most or dhs.shape != tanh_cs.shape:
-        return None
-    hidden = width // 4
-    da = buffer_cache.empty(np, gates.shape, _FLOAT32)
-    dh0, dc0 = _new(batch, hidden), _new(batch, hidden)
-    _native.lstm_sequence_backward(gates[:, None], cs[:, None], tanh_cs[:, None], dhs[:, None],
-                                   dh_last[None, None], dc_last[None, None], da[:, None],
-                                   dh0[None, None], dc0[None, None], W_hh_T, _split_threads())
-    return da, dh0, dc0
 
 
 def _split_threads():

@@ -14,7 +14,7 @@ array([0., 1.])
 from . import attention, convolution, cross_entropy, elementwise, forward_plans
 from . import normalization, pooling
 from . import matmul as _matmul
-from . import native, update
+from . import native_sequence, update
 from .layout import as_layout                                             # noqa: F401
 from .im2col import pad2d                                                 # noqa: F401
 
@@ -50,8 +50,8 @@ max_pool2d_plan = forward_plans.max_pool2d_plan
 matmul_add_plan = forward_plans.matmul_add_plan
 softmax_rows = cross_entropy.softmax_rows
 softmax_rows_backward = cross_entropy.softmax_rows_backward
-lstm_sequence_forward = native.lstm_sequence_forward
-lstm_sequence_backward = native.lstm_sequence_backward
+lstm_sequence_forward = native_sequence.lstm_sequence_forward
+lstm_sequence_backward = native_sequence.lstm_sequence_backward
 axpy = update.axpy
 sgd_update = update.sgd_update
 adam_update = update.adam_update

@@ -1,5 +1,5 @@
 """An LSTM layer's steps in one compiled call (autograd/backend/csrc/sequence_bindings.h, through
-native.lstm_sequence_forward and lstm_sequence_backward, which LSTMSequence takes): hs, the
+native_sequence.lstm_sequence_forward and lstm_sequence_backward, which LSTMSequence takes): hs, the
 cell states and the gradients against the portable step-by-step loop in float64, for every
 instruction-set build this CPU runs, batches on both sides of the small products' bands, W_hh^T
 row-major or a transposed view, one thread or three; when the kernels step aside; the
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import autograd
-from autograd.backend import native, numpy_kernels
+from autograd.backend import native, native_sequence, numpy_kernels
 from autograd.operations import recurrent_sequence
 from tests.backend.native_helpers import close
 
@@ -77,10 +77,10 @@ def test_the_whole_sequence_matches_the_lstm_equations(instruction_set, steps, b
     previous = autograd.get_num_threads()
     autograd.set_num_threads(threads)
     try:
-        whole = native.lstm_sequence_forward(x_gates, h0, c0, W_hh)
+        whole = native_sequence.lstm_sequence_forward(x_gates, h0, c0, W_hh)
         assert whole is not None
         hs, cs, gates, tanh_cs = whole
-        gradients = native.lstm_sequence_backward((gates, cs, tanh_cs), dhs, dh_last, dc_last,
+        gradients = native_sequence.lstm_sequence_backward((gates, cs, tanh_cs), dhs, dh_last, dc_last,
                                                   W_hh_T)
     finally:
         autograd.set_num_threads(previous)
@@ -114,7 +114,7 @@ def test_each_step_split_by_hidden_units_gives_the_whole_products_bits(batch, hi
     try:
         for threads in (1, 2, 3):
             autograd.set_num_threads(threads)
-            hs, cs, gates, tanh_cs = native.lstm_sequence_forward(x_gates, h0, c0, W_hh)
+            hs, cs, gates, tanh_cs = native_sequence.lstm_sequence_forward(x_gates, h0, c0, W_hh)
             for t, (h_new, c_new, g, tanh_c) in enumerate(expected):
                 assert hs[t + 1].tobytes() == h_new.tobytes()
                 assert cs[t + 1].tobytes() == c_new.tobytes()
@@ -199,26 +199,26 @@ def test_they_step_aside():
     row-major, switched off: None."""
     rng = np.random.default_rng(11)
     x_gates, h0, c0, W_hh = operands(rng, 2, 3, 4)
-    assert native.lstm_sequence_forward(*(a.astype(np.float64) for a in
+    assert native_sequence.lstm_sequence_forward(*(a.astype(np.float64) for a in
                                           (x_gates, h0, c0, W_hh))) is None
     big = operands(rng, 2, 33, 4)
-    assert native.lstm_sequence_forward(*big) is None
-    assert native.lstm_sequence_forward(x_gates, h0, c0, np.asfortranarray(W_hh)) is None
-    hs, cs, gates, tanh_cs = native.lstm_sequence_forward(x_gates, h0, c0, W_hh)
+    assert native_sequence.lstm_sequence_forward(*big) is None
+    assert native_sequence.lstm_sequence_forward(x_gates, h0, c0, np.asfortranarray(W_hh)) is None
+    hs, cs, gates, tanh_cs = native_sequence.lstm_sequence_forward(x_gates, h0, c0, W_hh)
     dhs = np.zeros((2, 3, 4), np.float32)
     dh, dc = np.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32)
     strided = np.zeros((16, 8), np.float32)[:, ::2]
-    assert native.lstm_sequence_backward((gates, cs, tanh_cs), dhs, dh, dc, strided) is None
+    assert native_sequence.lstm_sequence_backward((gates, cs, tanh_cs), dhs, dh, dc, strided) is None
     x17 = operands(rng, 2, 17, 4)
-    whole = native.lstm_sequence_forward(*x17)
+    whole = native_sequence.lstm_sequence_forward(*x17)
     assert whole is not None
     _, cs17, gates17, tanh17 = whole
     zeros = np.zeros((17, 4), np.float32)
-    assert native.lstm_sequence_backward((gates17, cs17, tanh17), np.zeros((2, 17, 4),
+    assert native_sequence.lstm_sequence_backward((gates17, cs17, tanh17), np.zeros((2, 17, 4),
                                          np.float32), zeros, zeros, x17[3].T) is None
     previous = native.set_enabled(False)
     try:
-        assert native.lstm_sequence_forward(x_gates, h0, c0, W_hh) is None
+        assert native_sequence.lstm_sequence_forward(x_gates, h0, c0, W_hh) is None
     finally:
         native.set_enabled(previous)
 
