@@ -264,11 +264,9 @@ def test_the_binding_refuses_a_read_only_result_and_a_bad_work_floor():
         native._native.product(a, b, np.ones((2, 4), np.float32), 2, 0)
 
 
-@pytest.mark.parametrize("bias_shape", [(300,), (1, 300)])
-@pytest.mark.parametrize("rows", [1, 5, 8])
-def test_matmul_add_puts_a_bias_row_in_the_compiled_product(monkeypatch, rows, bias_shape):
-    """A bias row (c of n values, 1-D or (1, n)) rides in the compiled product: one call, and
-    the sum a @ b + c; a full matrix c is added after the product."""
+@pytest.fixture
+def product_calls(monkeypatch):
+    """The argument counts of the compiled product's calls (6: with a bias), the kernels on."""
     monkeypatch.setitem(native._state, "enabled", True)     # a module fixture may have it off
     calls = []
     real = native._native.product
@@ -277,6 +275,15 @@ def test_matmul_add_puts_a_bias_row_in_the_compiled_product(monkeypatch, rows, b
         calls.append(len(arguments))
         return real(*arguments)
     monkeypatch.setattr(native._native, "product", recorded)
+    return calls
+
+
+@pytest.mark.parametrize("bias_shape", [(300,), (1, 300)])
+@pytest.mark.parametrize("rows", [1, 5, 8])
+def test_matmul_add_puts_a_bias_row_in_the_compiled_product(product_calls, rows, bias_shape):
+    """A bias row (c of n values, 1-D or (1, n)) rides in the compiled product: one call, and
+    the sum a @ b + c; a full matrix c is added after the product."""
+    calls = product_calls
     rng = np.random.default_rng(rows)
     a = rng.standard_normal((rows, 64)).astype(np.float32)
     b = rng.standard_normal((64, 300)).astype(np.float32)
@@ -369,20 +376,12 @@ def test_many_rows_give_the_same_bits_on_any_thread_count(instruction_set, rows,
             np.testing.assert_array_equal(c, results[0])
 
 
-def test_matmul_add_and_its_plan_take_many_rows_by_a_wide_weight(monkeypatch):
+def test_matmul_add_and_its_plan_take_many_rows_by_a_wide_weight(product_calls):
     """A bias row and many rows by a weight on its lines: one compiled product with the bias
     (not the fused GEMM), in eager calls and in the forward plan; a weight off its lines goes
     to the GEMM."""
     from autograd.backend import forward_plans
-    monkeypatch.setitem(native._state, "enabled", True)
-    calls = []
-    real = native._native.product
-
-    def recorded(*arguments):
-        calls.append(len(arguments))
-        return real(*arguments)
-    monkeypatch.setattr(native._native, "product", recorded)
-    monkeypatch.setattr(forward_plans, "_native", native._native)
+    calls = product_calls
     rng = np.random.default_rng(11)
     a = on_lines(rng, (70, 64))
     b = on_lines(rng, (64, 1024))
