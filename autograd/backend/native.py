@@ -283,9 +283,10 @@ def product(a, b, out, bias=None):
       transposed matrix read in place (a layer's input gradient dy W^T);
     - an inner dimension of 8 or less (a weight gradient x^T dy of a batch of 1 to 8) with 4096
       outputs or more: 0.2-0.7x;
-    - more rows by a wide b (:func:`many_rows_fit`: an LSTM's gates, a vocabulary) whose rows
-      start on cache lines, as a parameter's do: 0.85-0.97x alone (twenty-fifth session), and
-      a batch-8 LSTM language model's no_grad forward 0.92x its time.
+    - more rows (:func:`many_rows_fit`) by a b whose rows start on cache lines, as a
+      parameter's do: 0.55-0.97x alone (twenty-fifth session); in whole steps a batch-8 LSTM
+      language model's no_grad forward 0.92x its time, an MLP's (batch 128) 0.95x, a small
+      transformer's 0.96-1.0x (c split by rows where b is under 1,024 columns wide).
 
     Elsewhere (a narrow or short b, a b off its lines) OpenBLAS is as fast or faster.
     """
@@ -332,9 +333,8 @@ def product_shape_fits(rows, inner, columns, most=None):
 def many_rows_fit(rows, inner, columns):
     """Whether the compiled products take more than FEW_ROWS rows by the shape (b's rows must
     also start on cache lines: :func:`takes_many_rows`): b at least _MANY_ROWS_MIN_COLUMNS wide,
-    32 to _MANY_ROWS_MOST_INNER tall, and fewer than _MANY_ROWS_MOST_WORK multiply-adds.
-    Measured in whole steps: narrower products (a transformer's, 128-512 wide) lost 1-2% there
-    though each alone won, and the largest (a 10,000-word head at 1,120 rows) tie."""
+    32 to _MANY_ROWS_MOST_INNER tall, and fewer than _MANY_ROWS_MOST_WORK multiply-adds (the
+    largest, a 10,000-word head at 1,120 rows, tie with OpenBLAS)."""
     return (rows > FEW_ROWS and columns >= _MANY_ROWS_MIN_COLUMNS
             and _FEW_ROWS_MIN_INNER <= inner <= _MANY_ROWS_MOST_INNER
             and rows * inner * columns < _MANY_ROWS_MOST_WORK)
@@ -375,7 +375,7 @@ FEW_ROWS = 32                 # b with contiguous rows: the most rows of a the p
 _FEW_ROWS_TRANSPOSED = 16     # b a transposed matrix (dot products): 1.1-2x OpenBLAS at 32 rows
 _FEW_ROWS_MIN_COLUMNS = 32
 _FEW_ROWS_MIN_INNER = 32      # a short b packs quickly: (32, 16) @ (16, 512) 1.5x OpenBLAS's
-_MANY_ROWS_MIN_COLUMNS = 1024
+_MANY_ROWS_MIN_COLUMNS = 64     # 32 (one chunk a thread) lost to OpenBLAS at 512 rows and more
 _MANY_ROWS_MOST_INNER = 1024  # a 32-column panel of b up to 128 KB, in L2
 _MANY_ROWS_MOST_WORK = 1 << 30
 

@@ -43,6 +43,19 @@ def draw(rng, shape, scale, layout):
 EPSILON = float(np.finfo(np.float32).eps)
 
 
+def on_lines(rng, shape, offset=0):
+    """float32 values of ``shape`` (as :func:`draw` stores them plainly) whose rows start
+    ``offset`` bytes past a 64-byte line (every row, for widths of whole lines), as a
+    parameter's array does at offset 0: the compiled products take many rows only by such a
+    b, and NumPy's own arrays start on a line or not by chance."""
+    size = int(np.prod(shape))
+    block = np.empty(size + 32, np.float32)
+    start = (-block.ctypes.data % 64 + offset) // 4
+    array = block[start:start + size].reshape(shape)
+    array[...] = draw(rng, shape, 1.0, "plain")
+    return array
+
+
 def close(actual, expected, magnitude=0.0):
     """Within RTOL and ATOL of the float64 formula, plus 8 float32 epsilons of ``magnitude``:
     the size of the terms that were summed (a standard forward error bound), since a sum that

@@ -13,6 +13,7 @@ import autograd
 from autograd.backend import convolution, convolution_shifted, forward_plans, matmul, native
 from autograd.backend import elementwise, pooling
 from autograd.geometry import ConvGeometry
+from tests.backend.native_helpers import on_lines
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -175,7 +176,9 @@ def test_a_product_with_nothing_to_plan_has_no_plan():
     assert forward_plans.matmul_add_plan(a, b, np.ones(10, np.float32)) is not None
     assert forward_plans.matmul_add_plan(a, b, np.ones((1, 10), np.float32)) is None
     assert forward_plans.matmul_add_plan(a, b, np.ones(10)) is None
-    big_a, big_b = np.ones((128, 64), np.float32), np.ones((64, 128), np.float32)
+    # many rows by a b off its cache lines: the fused GEMM's
+    big_a = np.ones((128, 64), np.float32)
+    big_b = on_lines(np.random.default_rng(0), (64, 128), 16)
     assert forward_plans.matmul_add_plan(big_a, big_b, np.ones(128, np.float32)) is None
     # one row the compiled product would take, but matmul_add's fused GEMM takes first
     wide = np.ones((64, matmul.FUSED_ADD_MIN_SIZE), np.float32)

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import autograd
 from autograd.backend import matmul as backend_matmul, native
-from tests.backend.native_helpers import close, draw
+from tests.backend.native_helpers import close, draw, on_lines
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the compiled kernels are not built in this install")
@@ -159,10 +159,11 @@ def test_two_callers_at_once():
 def test_where_the_compiled_products_take_over(rows, inner, columns, used):
     """native.product takes few rows by a wide b at least 32 tall (up to 32 rows, or 16 where b
     is a transposed matrix), one row by any b, and short inner dimensions with 4096 outputs or more (where they beat OpenBLAS:
-    see its docstring); None elsewhere."""
+    see its docstring); None elsewhere. (More rows by a b on cache lines: the tests below; b
+    here is 16 bytes off its lines.)"""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((rows, inner)).astype(np.float32)
-    b = rng.standard_normal((inner, columns)).astype(np.float32)
+    b = on_lines(rng, (inner, columns), 16)
     c = np.full((rows, columns), np.nan, np.float32)
     transposed = np.asfortranarray(b)
     assert bool(native.product(a, transposed, c.copy())) is (used and (rows <= 16 or inner <= 8))
@@ -306,21 +307,10 @@ def test_the_binding_refuses_a_bias_of_the_wrong_length():
     assert not c.any()
 
 
-def on_lines(rng, shape, offset=0):
-    """float32 values of ``shape`` whose rows start ``offset`` bytes past a 64-byte line (every
-    row, for widths of whole lines), as a parameter's array does at offset 0."""
-    size = int(np.prod(shape))
-    block = np.empty(size + 32, np.float32)
-    start = (-block.ctypes.data % 64 + offset) // 4
-    array = block[start:start + size].reshape(shape)
-    array[...] = draw(rng, shape, 1.0, "plain")
-    return array
-
-
 @pytest.mark.parametrize("rows, inner, columns, fits", [
     (33, 256, 1024, True), (32, 256, 1024, False), (280, 256, 10000, True),
     (35, 32, 1024, True), (35, 31, 1024, False), (35, 1024, 1024, True),
-    (35, 1025, 1024, False), (35, 256, 1023, False),
+    (35, 1025, 1024, False), (35, 256, 64, True), (35, 256, 63, False),
     (4095, 256, 1024, True), (4096, 256, 1024, False)])     # the work: 4096 * 2^18 = 2^30
 def test_the_many_rows_rule(rows, inner, columns, fits):
     assert native.many_rows_fit(rows, inner, columns) is fits
@@ -350,23 +340,26 @@ def test_many_rows_need_b_on_cache_lines(monkeypatch, offset, layout, taken):
         assert np.isnan(c).all()
 
 
-@pytest.mark.parametrize("rows, inner, a_layout", [(40, 64, "plain"), (123, 200, "plain"),
-                                                   (77, 96, "transposed")])
+@pytest.mark.parametrize("rows, inner, columns, a_layout", [
+    (40, 64, 1040, "plain"), (123, 200, 1040, "plain"), (77, 96, 1040, "transposed"),
+    (40, 64, 80, "plain"), (123, 200, 300, "plain"), (77, 96, 592, "transposed")])
 def test_many_rows_give_the_same_bits_on_any_thread_count(instruction_set, rows, inner,
-                                                          a_layout):
+                                                          columns, a_layout):
     """Bands of 8 rows, then 4, 2, 1 (123 = 15 x 8 + 2 + 1), a read as stored or transposed
-    (a weight gradient's x^T), with and without a bias row: each thread sums its columns in
-    the one order, so 1, 2 and 3 threads give the same bits, within float32 of the sums."""
-    rng = np.random.default_rng(rows)
+    (a weight gradient's x^T), with and without a bias row; c split by columns (b 1,024 wide
+    or more) or by blocks of 32 rows (the last one partial) and panels of 256 columns: each
+    value is summed in the one order, so 1, 2 and 3 threads give the same bits, within
+    float32 of the sums."""
+    rng = np.random.default_rng(rows + columns)
     a = on_lines(rng, (rows, inner))
     if a_layout == "transposed":
         a = np.asfortranarray(a)
-    b = on_lines(rng, (inner, 1040))
-    bias = rng.standard_normal(1040).astype(np.float32)
+    b = on_lines(rng, (inner, columns))
+    bias = rng.standard_normal(columns).astype(np.float32)
     for extra in ((), (bias,)):
         results = []
         for threads in (1, 2, 3):
-            c = np.full((rows, 1040), np.nan, np.float32)
+            c = np.full((rows, columns), np.nan, np.float32)
             native._native.product(a, b, c, threads, 1, *extra)
             results.append(c)
         a64, b64 = a.astype(np.float64), b.astype(np.float64)

@@ -1,5 +1,6 @@
 /* The binding of the small products (part of _native.c, included once): c = a @ b for 2-D
- * float32 operands, with c's columns split over the thread pool (thread_pool.h). */
+ * float32 operands, with c's columns (or, for many rows by a narrow b, its rows) split over
+ * the thread pool (thread_pool.h). */
 
 /* Columns per chunk handed to a thread (a one-row product: a whole VECTOR_PANEL, whose sums
  * stay in registers; a narrower chunk took twice as long), and per call of the kernel within
@@ -70,6 +71,31 @@ static void product_chunk(void *context, Py_ssize_t start, Py_ssize_t stop)
     }
 }
 
+/* Rows of c per chunk where a product of more rows than that is split by rows: b narrower than
+ * PRODUCT_WIDE_B columns. Split by columns, each row of c was written half by each core, and
+ * the next op, which reads c by rows (a layer norm, the next product's a), read half of every
+ * row from the other core's cache: a transformer step lost 1-2% where each of its products
+ * alone won; split by rows it gains 0-4% (benchmarks/NOTES.md, twenty-fifth session). A wide
+ * b (an LSTM's gates, a vocabulary) stays split by columns, so that each core reads only its
+ * share of it. Each value is the same sum either way. */
+#define PRODUCT_ROW_BLOCK 32
+#define PRODUCT_WIDE_B 1024
+
+/* Rows [start, stop) PRODUCT_ROW_BLOCK at a time of c, each by panels of PRODUCT_PANEL
+ * columns, so that a panel of b stays in L2 while the block's bands read it. */
+static void product_row_blocks(void *context, Py_ssize_t start, Py_ssize_t stop)
+{
+    const Product *x = context;
+    Py_ssize_t first = start * PRODUCT_ROW_BLOCK;
+    Py_ssize_t last = stop * PRODUCT_ROW_BLOCK < x->m ? stop * PRODUCT_ROW_BLOCK : x->m;
+    Left a = {x->a.data + first * x->a.row, x->a.row, x->a.column};
+    for (Py_ssize_t j = 0; j < x->n; j += PRODUCT_PANEL) {
+        Py_ssize_t width = x->n - j < PRODUCT_PANEL ? x->n - j : PRODUCT_PANEL;
+        chosen.few_rows_product(last - first, width, x->k, a, x->b + j, x->ldb,
+                                x->c + first * x->ldc + j, x->ldc, BIAS_FROM(x, j));
+    }
+}
+
 /* Columns of c per chunk: a one-row product by whole panels. */
 static Py_ssize_t product_block(Py_ssize_t m)
 {
@@ -89,11 +115,14 @@ static int product_parts(const Product *x, int threads, Py_ssize_t min_work)
 static void run_product(Product *x, int threads, Py_ssize_t min_work)
 {
     int by_rows = !x->transposed && x->k <= PRODUCT_SHORT_INNER;
-    Py_ssize_t chunks = by_rows ? x->m : x->transposed ? (x->n + 3) / 4
-                                       : (x->n + x->block - 1) / x->block;
+    int by_blocks = !x->transposed && !by_rows && x->m > PRODUCT_ROW_BLOCK
+                    && x->n < PRODUCT_WIDE_B;
+    Py_ssize_t chunks = by_rows ? x->m
+                        : by_blocks ? (x->m + PRODUCT_ROW_BLOCK - 1) / PRODUCT_ROW_BLOCK
+                        : x->transposed ? (x->n + 3) / 4 : (x->n + x->block - 1) / x->block;
     if (x->m > 0 && x->n > 0)
-        parallel(by_rows ? product_rows : product_chunk, x, chunks,
-                 product_parts(x, threads, min_work));
+        parallel(by_rows ? product_rows : by_blocks ? product_row_blocks : product_chunk, x,
+                 chunks, product_parts(x, threads, min_work));
 }
 
 /* b (k, n) of a product as `x` reads it: with contiguous rows, or (transposed) contiguous
