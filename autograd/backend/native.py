@@ -3,11 +3,11 @@
 NumPy runs one pass over memory per ufunc, on one core: a recurrent cell's gate nonlinearities
 and state update are about fifteen passes and as many temporaries. ``autograd/backend/csrc``
 holds C loops that do such a chain in one pass (for AVX-512, AVX2 or the baseline, chosen at
-load), the small products of batches up to 32 that OpenBLAS runs slowly, split over a C thread
-pool (``product``) (an LSTM layer's loop over time is in native_sequence.py, pooling's and the
-columns' wrappers in native_pooling.py, the updates' in native_update.py, ReLU's in
-native_elementwise.py);
-``pip install`` builds them where a C compiler is found (``setup.py``: an optional extension).
+load), the small products of batches up to 32 that OpenBLAS runs slowly (and more rows by a
+weight on cache lines), split over a C thread pool (``product``); an LSTM layer's loop over
+time is in native_sequence.py, pooling's and the columns' wrappers in native_pooling.py, the
+updates' in native_update.py, ReLU's in native_elementwise.py. ``pip install`` builds them
+where a C compiler is found (``setup.py``: an optional extension).
 
 Each function here returns the kernel's result, or ``None`` when the kernel does not apply
 (not built, switched off, not float32 NumPy rows): the caller then runs its portable NumPy
@@ -288,7 +288,8 @@ def product(a, b, out, bias=None):
       language model's no_grad forward 0.92x its time, an MLP's (batch 128) 0.95x, a small
       transformer's 0.96-1.0x (c split by rows where b is under 1,024 columns wide).
 
-    Elsewhere (a narrow or short b, a b off its lines) OpenBLAS is as fast or faster.
+    Elsewhere (b under 64 columns or 32 rows, b off its lines, 2^30 multiply-adds or more)
+    OpenBLAS is as fast or faster.
     """
     # the checks of _takes written out for the three operands: a small product is a few
     # microseconds, and these run before each one
@@ -375,7 +376,7 @@ FEW_ROWS = 32                 # b with contiguous rows: the most rows of a the p
 _FEW_ROWS_TRANSPOSED = 16     # b a transposed matrix (dot products): 1.1-2x OpenBLAS at 32 rows
 _FEW_ROWS_MIN_COLUMNS = 32
 _FEW_ROWS_MIN_INNER = 32      # a short b packs quickly: (32, 16) @ (16, 512) 1.5x OpenBLAS's
-_MANY_ROWS_MIN_COLUMNS = 64     # 32 (one chunk a thread) lost to OpenBLAS at 512 rows and more
+_MANY_ROWS_MIN_COLUMNS = 64     # 32 columns lost to OpenBLAS from 512 rows (split by columns)
 _MANY_ROWS_MOST_INNER = 1024  # a 32-column panel of b up to 128 KB, in L2
 _MANY_ROWS_MOST_WORK = 1 << 30
 
