@@ -342,13 +342,12 @@ def many_rows_fit(rows, inner, columns):
 
 
 def takes_many_rows(a, b):
-    """Whether :func:`product` takes ``a @ b`` as a product of many rows (NumPy float32 a, b
-    with contiguous rows starting on 64-byte lines, the shape as :func:`many_rows_fit` says),
-    so that a caller can choose it before it allocates c."""
-    return (_state["enabled"] and type(a) is np.ndarray and type(b) is np.ndarray
-            and a.dtype == _FLOAT32 and b.dtype == _FLOAT32 and a.ndim == 2 and b.ndim == 2
-            and min(a.strides) >= 0 and many_rows_fit(a.shape[0], a.shape[1], b.shape[1])
-            and _on_cache_lines(b))
+    """Whether :func:`product` takes ``a @ b`` as a product of many rows, for 2-D NumPy a and b
+    of one dtype (its callers' checks; product makes the rest): float32, the shape as
+    :func:`many_rows_fit` says, b's rows starting on 64-byte lines. A caller asks before it
+    allocates c, which the fused GEMM would otherwise allocate again."""
+    return (_state["enabled"] and a.dtype == _FLOAT32
+            and many_rows_fit(a.shape[0], a.shape[1], b.shape[1]) and _on_cache_lines(b))
 
 
 def _on_cache_lines(b):

@@ -176,21 +176,22 @@ def test_the_binding_names_itself_and_the_operand():
     size = native_convolution.padded_size(x.shape, W.shape, (5, 5), (1, 1), (1, 1))
     columns = native_convolution.compact(x.shape, W.shape, (5, 5), (1, 1), (1, 1))
     padded = np.empty(size, np.float32)
-    call(x, W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns)
+    good = [x, W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns]
+    call(*good)
     assert np.all(y[:, 6] == 18)                    # an inner pixel: 2 channels x 9 ones
+
+    def changed(position, value):
+        return good[:position] + [value] + good[position + 1:]
     cases = [
-        ((x, W[:, :1], None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "weights"),
-        ((x, W, None, y[:, :24], padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "y as a float32"),
-        ((x, W, None, y, padded[:-1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "padded as a"),
-        ((x, W, None, y, padded, 1, 1, -1, 1, 1, 1, 5, 5, False, 1, columns), "non-negative pads"),
-        ((x, W, None, y, padded, 0, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "positive kernel, stride"),
-        ((x, W, np.ones(2, np.float32), y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns), "bias of 3"),
-        ((x, W, None, padded[:75].reshape(3, 25), padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns),
-         "must not overlap"),
-        ((padded[:50].reshape(1, 2, 5, 5), W, None, y, padded, 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns),
-         "must not overlap"),
-        ((x, W, None, y, np.empty((2, size), np.float32)[:, :size - 1], 1, 1, 1, 1, 1, 1, 5, 5, False, 1, columns),
-         "padded"),
+        (changed(1, W[:, :1]), "weights"),
+        (changed(3, y[:, :24]), "y as a float32"),
+        (changed(4, padded[:-1]), "padded as a"),
+        (changed(7, -1), "non-negative pads"),
+        (changed(5, 0), "positive kernel, stride"),
+        (changed(2, np.ones(2, np.float32)), "bias of 3"),
+        (changed(3, padded[:75].reshape(3, 25)), "must not overlap"),
+        (changed(0, padded[:50].reshape(1, 2, 5, 5)), "must not overlap"),
+        (changed(4, np.empty((2, size), np.float32)[:, :size - 1]), "padded"),
     ]
     for arguments, message in cases:
         with pytest.raises(ValueError, match="shifted_convolution: .*" + message):

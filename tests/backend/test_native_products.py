@@ -158,9 +158,9 @@ def test_two_callers_at_once():
     (16, 31, 512, False), (1, 16, 512, True)])
 def test_where_the_compiled_products_take_over(rows, inner, columns, used):
     """native.product takes few rows by a wide b at least 32 tall (up to 32 rows, or 16 where b
-    is a transposed matrix), one row by any b, and short inner dimensions with 4096 outputs or more (where they beat OpenBLAS:
-    see its docstring); None elsewhere. (More rows by a b on cache lines: the tests below; b
-    here is 16 bytes off its lines.)"""
+    is a transposed matrix), one row by any b, and short inner dimensions with 4096 outputs or
+    more (where they beat OpenBLAS: see its docstring); None elsewhere. (More rows by a b on
+    cache lines: the tests below; b here is 16 bytes off its lines.)"""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((rows, inner)).astype(np.float32)
     b = on_lines(rng, (inner, columns), 16)

@@ -1,9 +1,9 @@
-"""An LSTM layer's steps in one compiled call (autograd/backend/csrc/sequence_bindings.h, through
-native_sequence.lstm_sequence_forward and lstm_sequence_backward, which LSTMSequence takes): hs, the
-cell states and the gradients against the portable step-by-step loop in float64, for every
-instruction-set build this CPU runs, batches on both sides of the small products' bands, W_hh^T
-row-major or a transposed view, one thread or three; when the kernels step aside; the
-bindings' errors."""
+"""An LSTM layer's steps in one compiled call (autograd/backend/csrc/sequence_bindings.h,
+through native_sequence.lstm_sequence_forward and lstm_sequence_backward, which LSTMSequence
+takes): hs, the cell states and the gradients against the portable step-by-step loop in
+float64, for every instruction-set build this CPU runs, batches on both sides of the small
+products' bands, W_hh^T row-major or a transposed view, one thread or three; when the kernels
+step aside; the bindings' errors."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -80,8 +80,8 @@ def test_the_whole_sequence_matches_the_lstm_equations(instruction_set, steps, b
         whole = native_sequence.lstm_sequence_forward(x_gates, h0, c0, W_hh)
         assert whole is not None
         hs, cs, gates, tanh_cs = whole
-        gradients = native_sequence.lstm_sequence_backward((gates, cs, tanh_cs), dhs, dh_last, dc_last,
-                                                  W_hh_T)
+        gradients = native_sequence.lstm_sequence_backward((gates, cs, tanh_cs), dhs, dh_last,
+                                                           dc_last, W_hh_T)
     finally:
         autograd.set_num_threads(previous)
     assert gradients is not None
@@ -208,7 +208,8 @@ def test_they_step_aside():
     dhs = np.zeros((2, 3, 4), np.float32)
     dh, dc = np.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32)
     strided = np.zeros((16, 8), np.float32)[:, ::2]
-    assert native_sequence.lstm_sequence_backward((gates, cs, tanh_cs), dhs, dh, dc, strided) is None
+    saved = (gates, cs, tanh_cs)
+    assert native_sequence.lstm_sequence_backward(saved, dhs, dh, dc, strided) is None
     x17 = operands(rng, 2, 17, 4)
     whole = native_sequence.lstm_sequence_forward(*x17)
     assert whole is not None
